@@ -1,0 +1,271 @@
+"""Typed events: every signal about a session becomes one of these (pure: no I/O).
+
+Each event carries `at`, the time it happened at its source (the hook script's clock when it
+started, a transcript entry's timestamp, a session file's statusUpdatedAt, the daemon's clock for
+the poller, timers and the user), and an `id` that is unique per signal: a replayed or duplicated
+event has the same id and changes nothing. Sources translate what they see into these kinds; the
+translation is where "a Notification of type idle_prompt" becomes a NOTICE rather than an
+ATTENTION, so the transition table can stay a plain lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from purplemux.model import Tokens, TmuxLocation
+
+
+class Kind(StrEnum):
+    """What happened, as far as the state machine cares."""
+
+    SESSION_START = "session_start"  # SessionStart startup / resume / clear
+    PROMPT = "prompt"  # UserPromptSubmit
+    TOOL_START = "tool_start"  # PreToolUse (not AskUserQuestion)
+    QUESTION = "question"  # PreToolUse(AskUserQuestion): a question is on screen
+    PERMISSION = "permission"  # PermissionRequest: a dialog is on screen
+    ATTENTION = "attention"  # Notification permission_prompt / elicitation_dialog / ...
+    NOTICE = "notice"  # Notification of any other type
+    TOOL_END = "tool_end"  # PostToolUse / PostToolUseFailure
+    STOP = "stop"  # Stop hook, or the end-of-turn entry of a transcript
+    STOP_FAILURE = "stop_failure"  # StopFailure hook, or an API error entry of a transcript
+    INTERRUPT = "interrupt"  # transcript: "[Request interrupted by user"
+    COMPACT_START = "compact_start"  # PreCompact
+    COMPACT_END = "compact_end"  # PostCompact, SessionStart(source=compact)
+    STATUS_BUSY = "status_busy"  # session file status busy
+    STATUS_WAITING = "status_waiting"  # session file status waiting
+    STATUS_IDLE = "status_idle"  # session file status idle
+    DISMISS = "dismiss"  # the user has looked at a review
+    SESSION_END = "session_end"  # SessionEnd hook
+    PROCESS_SEEN = "process_seen"  # the poller found the Claude process (pid, pane)
+    PROCESS_GONE = "process_gone"  # the poller saw the process and now it is gone
+    RESTART = "restart"  # the daemon started again with this session loaded
+    TICK = "tick"  # a timer the reducer asked for has come due
+    TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
+    OTHER = "other"  # any other hook (SubagentStop, ...): logged, no state change
+
+
+class Source(StrEnum):
+    """Where an event came from."""
+
+    HOOK = "hook"
+    TRANSCRIPT = "transcript"
+    SESSION_FILE = "session_file"
+    PROCESS = "process"
+    USER = "user"
+    DAEMON = "daemon"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Event:
+    """Fields every event has. `name` is what the event log shows (e.g. the hook's name)."""
+
+    kind: ClassVar[Kind]
+    session_id: str
+    at: float
+    id: str
+    source: Source = Source.HOOK
+    name: str = ""
+    cwd: str | None = None
+    transcript_path: str | None = None
+    tmux: TmuxLocation | None = None
+
+    @property
+    def label(self) -> str:
+        """The name shown in the event log and on `last_event`."""
+        return self.name or self.kind.value
+
+    def to_json(self) -> dict[str, Any]:
+        """A flat JSON form for the event log."""
+        out: dict[str, Any] = {"kind": self.kind.value}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, TmuxLocation | Tokens):
+                value = {g.name: getattr(value, g.name) for g in fields(value)}
+            out[f.name] = value
+        out["name"] = self.label
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionStart(Event):
+    kind: ClassVar[Kind] = Kind.SESSION_START
+    origin: str = "startup"
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prompt(Event):
+    kind: ClassVar[Kind] = Kind.PROMPT
+    prompt: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolStart(Event):
+    kind: ClassVar[Kind] = Kind.TOOL_START
+    tool_name: str = ""
+    tool_use_id: str | None = None
+    digest: str = ""
+    summary: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Question(Event):
+    kind: ClassVar[Kind] = Kind.QUESTION
+    tool_name: str = "AskUserQuestion"
+    tool_use_id: str | None = None
+    digest: str = ""
+    question: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Permission(Event):
+    kind: ClassVar[Kind] = Kind.PERMISSION
+    tool_name: str = ""
+    digest: str = ""
+    waiting_for: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attention(Event):
+    kind: ClassVar[Kind] = Kind.ATTENTION
+    notification_type: str = ""
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Notice(Event):
+    kind: ClassVar[Kind] = Kind.NOTICE
+    notification_type: str = ""
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolEnd(Event):
+    kind: ClassVar[Kind] = Kind.TOOL_END
+    tool_name: str = ""
+    tool_use_id: str | None = None
+    digest: str = ""
+    failed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Stop(Event):
+    kind: ClassVar[Kind] = Kind.STOP
+    last_message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StopFailure(Event):
+    kind: ClassVar[Kind] = Kind.STOP_FAILURE
+    error: str = "error"
+    last_message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Interrupt(Event):
+    kind: ClassVar[Kind] = Kind.INTERRUPT
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactStart(Event):
+    kind: ClassVar[Kind] = Kind.COMPACT_START
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactEnd(Event):
+    kind: ClassVar[Kind] = Kind.COMPACT_END
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StatusBusy(Event):
+    kind: ClassVar[Kind] = Kind.STATUS_BUSY
+    pid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StatusWaiting(Event):
+    kind: ClassVar[Kind] = Kind.STATUS_WAITING
+    pid: int | None = None
+    waiting_for: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StatusIdle(Event):
+    kind: ClassVar[Kind] = Kind.STATUS_IDLE
+    pid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Dismiss(Event):
+    kind: ClassVar[Kind] = Kind.DISMISS
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionEnd(Event):
+    kind: ClassVar[Kind] = Kind.SESSION_END
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessSeen(Event):
+    kind: ClassVar[Kind] = Kind.PROCESS_SEEN
+    pid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessGone(Event):
+    kind: ClassVar[Kind] = Kind.PROCESS_GONE
+    pid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Restart(Event):
+    kind: ClassVar[Kind] = Kind.RESTART
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Tick(Event):
+    kind: ClassVar[Kind] = Kind.TICK
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TranscriptFacts(Event):
+    """Facts a transcript tailer read; None means "not seen in this chunk"."""
+
+    kind: ClassVar[Kind] = Kind.TRANSCRIPT
+    snippet: str | None = None
+    tokens: Tokens | None = None
+    model: str | None = None
+    current_tool: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Other(Event):
+    kind: ClassVar[Kind] = Kind.OTHER
+
+
+EVENT_TYPES: dict[Kind, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        SessionStart, Prompt, ToolStart, Question, Permission, Attention, Notice, ToolEnd, Stop,
+        StopFailure, Interrupt, CompactStart, CompactEnd, StatusBusy, StatusWaiting, StatusIdle,
+        Dismiss, SessionEnd, ProcessSeen, ProcessGone, Restart, Tick, TranscriptFacts, Other,
+    )
+}
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    """Rebuild an event from Event.to_json (used by replays)."""
+    data = dict(data)
+    cls = EVENT_TYPES[Kind(data.pop("kind"))]
+    names = {f.name for f in fields(cls)}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    if kwargs.get("tmux"):
+        kwargs["tmux"] = TmuxLocation(**kwargs["tmux"])
+    if kwargs.get("tokens"):
+        kwargs["tokens"] = Tokens(**kwargs["tokens"])
+    if "source" in kwargs:
+        kwargs["source"] = Source(kwargs["source"])
+    return cls(**kwargs)

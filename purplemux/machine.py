@@ -1,0 +1,405 @@
+"""The state machine: the transition table (data) and step(), the only home of status rules.
+
+step(session, event) -> (session', effects) is pure: no I/O, no clock, no asyncio. The table says,
+for every (event kind, state) pair, where the badge goes; a pair that changes nothing is listed
+with the reason. A rule may carry a guard: a named predicate over (session, event); when it
+fails, the state is unchanged. Field updates that do not depend on the state (cwd, the current
+tool, the pending dialog, tokens...) live in `_update_fields`, beside the table.
+
+Rules that make the badge trustworthy, and where they live:
+- A late PostToolUse of a parallel tool must not end a dialog: guard `answers_pending`.
+- The session file turns idle ~60 ms after the Stop hook, sometimes before our POST lands: the
+  file's idle only arms a short grace (`IDLE_GRACE`), and a TICK turns it into idle if nothing
+  else (a Stop, a new prompt) came by then: a normal turn is exactly busy -> review.
+- A Notification that arrives after the turn ended does not reopen needs-input: ATTENTION only
+  applies from busy / unknown / needs-input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TypeAlias
+
+from purplemux import events as ev
+from purplemux.events import Event, Kind
+from purplemux.model import ATTENTION_STATES, LastEvent, PendingTool, Session, State
+
+IDLE_GRACE = 0.35
+"""Seconds a session file's `idle` waits for a Stop hook before it counts as idle."""
+
+RECENT_TOOLS = 8
+"""How many recent PreToolUse calls are remembered to pair a PermissionRequest with its id."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Where a (kind, state) pair leads: `to` (None = unchanged), under an optional guard."""
+
+    to: State | None
+    guard: str | None = None
+    why: str = ""
+
+
+def go(to: State, guard: str | None = None) -> Rule:
+    return Rule(to, guard)
+
+
+def stay(why: str) -> Rule:
+    return Rule(None, None, why)
+
+
+# --- effects -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Persist:
+    """Store the session's new record."""
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    """Send the session to feed subscribers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """A live entry into needs-input or review: tell the user (engine drops it on replay)."""
+
+    state: State
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleTick:
+    """Deliver a TICK for this session at source time `at`."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """Start following this session's transcript file."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unwatch:
+    """Stop following this session's transcript file."""
+
+
+Effect: TypeAlias = Persist | Broadcast | Notify | ScheduleTick | Watch | Unwatch
+
+# --- the table ---------------------------------------------------------------------------------
+
+I, B, N, R, U = State.IDLE, State.BUSY, State.NEEDS_INPUT, State.REVIEW, State.UNKNOWN
+ALL = tuple(State)
+
+
+def _row(default: Rule, **per_state: Rule) -> dict[State, Rule]:
+    names = {"idle": I, "busy": B, "needs_input": N, "review": R, "unknown": U}
+    row = dict.fromkeys(ALL, default)
+    for key, rule in per_state.items():
+        row[names[key]] = rule
+    return row
+
+
+_ASKING = dict(busy=go(N), unknown=go(N), needs_input=go(N))
+
+TABLE: Mapping[Kind, Mapping[State, Rule]] = {
+    Kind.SESSION_START: _row(go(I)),
+    Kind.PROMPT: _row(go(B)),
+    Kind.PERMISSION: _row(stay("no turn is running: a stray dialog event"), **_ASKING),
+    Kind.QUESTION: _row(stay("no turn is running: a stray question event"), **_ASKING),
+    Kind.ATTENTION: _row(stay("late notification for a turn that already ended"), **_ASKING),
+    Kind.NOTICE: _row(stay("informational notification (idle_prompt, auth_success, ...)")),
+    Kind.TOOL_START: _row(
+        stay("updates the current tool only"),
+        needs_input=go(B, "answers_pending"),
+        unknown=go(B),
+    ),
+    Kind.TOOL_END: _row(
+        stay("updates the current tool only"),
+        needs_input=go(B, "answers_pending"),
+        unknown=go(B),
+    ),
+    Kind.STOP: _row(
+        stay("no turn is running"), busy=go(R), needs_input=go(R), unknown=go(R)
+    ),
+    Kind.STOP_FAILURE: _row(
+        stay("no turn is running"), busy=go(R), needs_input=go(R), unknown=go(R)
+    ),
+    Kind.INTERRUPT: _row(
+        stay("no turn is running"), busy=go(I), needs_input=go(I), unknown=go(I)
+    ),
+    Kind.COMPACT_START: _row(stay("sets compacting only")),
+    Kind.COMPACT_END: _row(stay("clears compacting only")),
+    Kind.STATUS_BUSY: _row(
+        go(B),
+        busy=stay("already busy"),
+    ),
+    Kind.STATUS_WAITING: _row(go(N)),
+    Kind.STATUS_IDLE: _row(
+        stay("already settled"),
+        busy=stay("arms the idle grace: a Stop may still land"),
+        needs_input=stay("arms the idle grace: a Stop may still land"),
+        unknown=stay("arms the idle grace: the transcript may show a finished turn"),
+    ),
+    Kind.DISMISS: _row(stay("nothing to dismiss"), review=go(I)),
+    Kind.SESSION_END: _row(go(I)),
+    Kind.PROCESS_SEEN: _row(stay("fills pid, pane and alive only")),
+    Kind.PROCESS_GONE: _row(go(I)),
+    Kind.RESTART: _row(stay("a settled state survives a restart"), busy=go(U)),
+    Kind.TICK: _row(
+        stay("nothing is waiting on a timer"),
+        busy=go(I, "idle_grace_elapsed"),
+        needs_input=go(I, "idle_grace_elapsed"),
+        unknown=go(I, "idle_grace_elapsed"),
+    ),
+    Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
+    Kind.OTHER: _row(stay("logged, no state meaning")),
+}
+
+# --- guards ------------------------------------------------------------------------------------
+
+
+def _answers_pending(s: Session, e: Event) -> bool:
+    """The tool event is about the call the dialog asked for (or no call is known)."""
+    pending = s.pending_tool
+    if pending is None:
+        return True
+    assert isinstance(e, ev.ToolStart | ev.ToolEnd)
+    if pending.tool_use_id and e.tool_use_id:
+        return pending.tool_use_id == e.tool_use_id and isinstance(e, ev.ToolEnd)
+    return pending.name == e.tool_name and pending.digest == e.digest
+
+
+def _idle_grace_elapsed(s: Session, e: Event) -> bool:
+    """The session file said idle IDLE_GRACE ago and nothing moved the state since."""
+    return s.idle_armed_at is not None and e.at >= s.idle_armed_at + IDLE_GRACE - 1e-6
+
+
+GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
+    "answers_pending": _answers_pending,
+    "idle_grace_elapsed": _idle_grace_elapsed,
+}
+
+# --- field updates -----------------------------------------------------------------------------
+
+
+def _update_fields(s: Session, e: Event) -> Session:
+    """Facts an event carries, whatever the state does."""
+    changes: dict[str, object] = {}
+    if e.cwd and e.cwd != s.cwd:
+        changes["cwd"] = e.cwd
+    if e.transcript_path and e.transcript_path != s.transcript_path:
+        changes["transcript_path"] = e.transcript_path
+    if e.tmux and e.tmux != s.tmux:
+        # A hook knows only the pane id; keep what the poller learnt about the same pane.
+        if s.tmux and s.tmux.pane == e.tmux.pane and e.tmux.session is None:
+            pass
+        else:
+            changes["tmux"] = e.tmux
+    match e:
+        case ev.SessionStart():
+            changes.update(ended=False, compacting=False, error=None)
+            if e.model:
+                changes["model"] = e.model
+        case ev.Prompt():
+            changes.update(
+                ended=False, compacting=False, error=None, current_tool=None, pending_tool=None
+            )
+        case ev.ToolStart():
+            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+            changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
+            changes["current_tool"] = e.summary or e.tool_name
+        case ev.Question():
+            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+            changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
+            changes["pending_tool"] = call
+            changes["waiting_for"] = e.question or "a question"
+        case ev.Permission():
+            match = next(
+                (
+                    t
+                    for t in reversed(s.recent_tools)
+                    if t.name == e.tool_name and t.digest == e.digest
+                ),
+                None,
+            )
+            changes["pending_tool"] = match or PendingTool(e.tool_name, e.digest)
+            changes["waiting_for"] = e.waiting_for or e.tool_name
+        case ev.Attention():
+            if not s.waiting_for and e.message:
+                changes["waiting_for"] = e.message
+        case ev.ToolEnd():
+            changes["recent_tools"] = tuple(
+                t for t in s.recent_tools if not (t.tool_use_id and t.tool_use_id == e.tool_use_id)
+            )
+        case ev.Stop():
+            changes.update(current_tool=None)
+            if e.last_message:
+                changes["snippet"] = e.last_message[:200]
+        case ev.StopFailure():
+            changes.update(current_tool=None, error=e.error)
+            if e.last_message:
+                changes["snippet"] = e.last_message[:200]
+        case ev.CompactStart():
+            changes["compacting"] = True
+        case ev.CompactEnd():
+            changes["compacting"] = False
+        case ev.StatusWaiting():
+            if e.waiting_for and not s.waiting_for:
+                changes["waiting_for"] = e.waiting_for
+        case ev.SessionEnd() | ev.ProcessGone():
+            changes.update(ended=True, alive=False, current_tool=None, compacting=False)
+        case ev.ProcessSeen():
+            changes["alive"] = True
+            if e.pid:
+                changes["pid"] = e.pid
+            if e.tmux:
+                changes["tmux"] = e.tmux
+        case ev.TranscriptFacts():
+            for name in ("snippet", "tokens", "model"):
+                value = getattr(e, name)
+                if value is not None:
+                    changes[name] = value
+            if e.current_tool is not None and s.state in (State.BUSY, State.UNKNOWN):
+                changes["current_tool"] = e.current_tool or None
+        case _:
+            pass
+    if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle) and e.pid:
+        changes["pid"] = e.pid
+    return replace(s, **changes) if changes else s
+
+
+def _on_state_change(s: Session, old: State, at: float) -> Session:
+    """Fields that belong to a state are cleared when the state is left."""
+    changes: dict[str, object] = {"state_since": at, "idle_armed_at": None}
+    if old is State.NEEDS_INPUT:
+        changes["pending_tool"] = None
+        changes["waiting_for"] = None
+    if s.state is State.IDLE:
+        changes["current_tool"] = None
+    if s.state is not State.NEEDS_INPUT:
+        changes["waiting_for"] = None
+    return replace(s, **changes)
+
+
+# --- step --------------------------------------------------------------------------------------
+
+
+def rule_for(state: State, kind: Kind) -> Rule:
+    """The table's rule for a pair (every pair is listed)."""
+    return TABLE[kind][state]
+
+
+def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
+    """Apply one event; return the new session and the effects to run."""
+    rule = TABLE[e.kind][s.state]
+    allowed = rule.to is not None and (rule.guard is None or GUARDS[rule.guard](s, e))
+    new = _update_fields(s, e)
+    effects: list[Effect] = []
+    if e.kind is Kind.STATUS_IDLE and s.state in (State.BUSY, State.NEEDS_INPUT, State.UNKNOWN):
+        new = replace(new, idle_armed_at=e.at)
+        effects.append(ScheduleTick(e.at + IDLE_GRACE))
+    elif e.kind in (Kind.PROMPT, Kind.STATUS_BUSY, Kind.STATUS_WAITING, Kind.TOOL_START):
+        new = replace(new, idle_armed_at=None)
+    if allowed and rule.to is not None and rule.to is not s.state:
+        new = _on_state_change(replace(new, state=rule.to), s.state, e.at)
+        if rule.to in ATTENTION_STATES:
+            effects.append(Notify(rule.to, e.at))
+    if e.kind not in (Kind.TICK,) or new != s:
+        new = replace(new, last_event=LastEvent(e.label, e.at), updated_at=max(s.updated_at, e.at))
+    if e.kind is Kind.TICK and new.state is s.state:
+        new = replace(new, last_event=s.last_event, updated_at=s.updated_at)
+    if new.transcript_path and new.transcript_path != s.transcript_path and not new.ended:
+        effects.append(Watch(new.transcript_path))
+    if new.ended and not s.ended:
+        effects.append(Unwatch())
+    if new != s:
+        effects = [Persist(), Broadcast(), *effects]
+    return new, effects
+
+
+def fold(s: Session, events: list[Event]) -> Session:
+    """Apply events in order (effects dropped): a replay."""
+    for e in events:
+        s, _ = step(s, e)
+    return s
+
+
+# --- the table, printed ------------------------------------------------------------------------
+
+
+def _cell(state: State, rule: Rule) -> str:
+    if rule.to is None:
+        return "·"
+    target = "·" if rule.to is state else rule.to.value
+    return f"{target} if {rule.guard}" if rule.guard else target
+
+
+def render_markdown() -> str:
+    """The table as Markdown: one row per event kind, one column per current state."""
+    head = "| event \\ from | " + " | ".join(s.value for s in ALL) + " |"
+    sep = "|" + "---|" * (len(ALL) + 1)
+    lines = [head, sep]
+    for kind, row in TABLE.items():
+        lines.append(f"| {kind.value} | " + " | ".join(_cell(s, row[s]) for s in ALL) + " |")
+    lines.append("")
+    lines.append("`·` = unchanged. Why the unchanged pairs are unchanged:")
+    lines.append("")
+    for kind, row in TABLE.items():
+        whys = sorted({r.why for r in row.values() if r.to is None and r.why})
+        if whys:
+            lines.append(f"- {kind.value}: " + "; ".join(whys))
+    return "\n".join(lines)
+
+
+def render_mermaid() -> str:
+    """The table as a mermaid stateDiagram-v2 (self-loops left out)."""
+    lines = ["stateDiagram-v2"]
+    ids = {s: s.value.replace("-", "_") for s in ALL}
+    lines.append(f"    [*] --> {ids[State.IDLE]}")
+    edges: dict[tuple[State, State], list[str]] = {}
+    for kind, row in TABLE.items():
+        for state, rule in row.items():
+            if rule.to is not None and rule.to is not state:
+                label = kind.value + (f" [{rule.guard}]" if rule.guard else "")
+                edges.setdefault((state, rule.to), []).append(label)
+    for (a, b), labels in edges.items():
+        lines.append(f"    {ids[a]} --> {ids[b]}: {', '.join(labels)}")
+    return "\n".join(lines)
+
+
+def describe() -> str:
+    """Markdown and mermaid together, for `purplemux states`."""
+    return (
+        "# purplemux state machine\n\n"
+        + render_markdown()
+        + "\n\n```mermaid\n"
+        + render_mermaid()
+        + "\n```\n"
+    )
+
+
+__all__ = [
+    "GUARDS",
+    "IDLE_GRACE",
+    "TABLE",
+    "Broadcast",
+    "Effect",
+    "Notify",
+    "Persist",
+    "Rule",
+    "ScheduleTick",
+    "Unwatch",
+    "Watch",
+    "dataclasses",
+    "describe",
+    "fold",
+    "rule_for",
+    "step",
+]

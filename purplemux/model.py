@@ -1,0 +1,159 @@
+"""The session record and its work state (pure: no I/O)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class State(StrEnum):
+    """The badge: what a session is doing."""
+
+    IDLE = "idle"
+    BUSY = "busy"
+    NEEDS_INPUT = "needs-input"
+    REVIEW = "review"
+    UNKNOWN = "unknown"
+
+
+ATTENTION_STATES = frozenset({State.NEEDS_INPUT, State.REVIEW})
+
+
+@dataclass(frozen=True, slots=True)
+class TmuxLocation:
+    """Where a session's pane is: the server's socket, session name, window index, pane id."""
+
+    pane: str
+    socket: str | None = None
+    session: str | None = None
+    window: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Token usage summed over a transcript."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_creation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LastEvent:
+    """The name and source time of the newest event applied to a session."""
+
+    name: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTool:
+    """The tool call a permission dialog or question is about."""
+
+    name: str
+    digest: str
+    tool_use_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One Claude Code session, keyed by Claude's session_id."""
+
+    id: str
+    state: State = State.IDLE
+    state_since: float = 0.0
+    alive: bool | None = None
+    ended: bool = False
+    cwd: str | None = None
+    pid: int | None = None
+    tmux: TmuxLocation | None = None
+    transcript_path: str | None = None
+    seq: int = 0
+    last_event: LastEvent | None = None
+    current_tool: str | None = None
+    waiting_for: str | None = None
+    snippet: str | None = None
+    tokens: Tokens = field(default_factory=Tokens)
+    model: str | None = None
+    compacting: bool = False
+    error: str | None = None
+    updated_at: float = 0.0
+    # Reducer bookkeeping, not part of the public shape.
+    pending_tool: PendingTool | None = None
+    recent_tools: tuple[PendingTool, ...] = ()
+    idle_armed_at: float | None = None
+
+    @property
+    def project(self) -> str | None:
+        """The last path component of cwd."""
+        if not self.cwd:
+            return None
+        return self.cwd.rstrip("/").rsplit("/", 1)[-1] or self.cwd
+
+    def to_json(self) -> dict[str, Any]:
+        """The public JSON shape (DESIGN.md, HTTP API)."""
+        return {
+            "id": self.id,
+            "state": self.state.value,
+            "state_since": self.state_since,
+            "alive": self.alive,
+            "ended": self.ended,
+            "cwd": self.cwd,
+            "project": self.project,
+            "pid": self.pid,
+            "tmux": dataclasses.asdict(self.tmux) if self.tmux else None,
+            "transcript_path": self.transcript_path,
+            "seq": self.seq,
+            "last_event": dataclasses.asdict(self.last_event) if self.last_event else None,
+            "current_tool": self.current_tool,
+            "waiting_for": self.waiting_for,
+            "snippet": self.snippet,
+            "tokens": dataclasses.asdict(self.tokens),
+            "model": self.model,
+            "compacting": self.compacting,
+            "error": self.error,
+            "updated_at": self.updated_at,
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, including bookkeeping, for the store."""
+        data = self.to_json()
+        data.pop("project")
+        data["pending_tool"] = dataclasses.asdict(self.pending_tool) if self.pending_tool else None
+        data["recent_tools"] = [dataclasses.asdict(t) for t in self.recent_tools]
+        data["idle_armed_at"] = self.idle_armed_at
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Session:
+        """Inverse of to_record; unknown keys are ignored."""
+        tmux = data.get("tmux")
+        last = data.get("last_event")
+        pending = data.get("pending_tool")
+        return cls(
+            id=str(data["id"]),
+            state=State(data.get("state", "idle")),
+            state_since=float(data.get("state_since") or 0.0),
+            alive=data.get("alive"),
+            ended=bool(data.get("ended")),
+            cwd=data.get("cwd"),
+            pid=data.get("pid"),
+            tmux=TmuxLocation(**tmux) if tmux else None,
+            transcript_path=data.get("transcript_path"),
+            seq=int(data.get("seq") or 0),
+            last_event=LastEvent(**last) if last else None,
+            current_tool=data.get("current_tool"),
+            waiting_for=data.get("waiting_for"),
+            snippet=data.get("snippet"),
+            tokens=Tokens(**(data.get("tokens") or {})),
+            model=data.get("model"),
+            compacting=bool(data.get("compacting")),
+            error=data.get("error"),
+            updated_at=float(data.get("updated_at") or 0.0),
+            pending_tool=PendingTool(**pending) if pending else None,
+            recent_tools=tuple(PendingTool(**t) for t in data.get("recent_tools") or ()),
+            idle_armed_at=data.get("idle_armed_at"),
+        )

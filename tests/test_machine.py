@@ -1,0 +1,269 @@
+"""The transition table and the reducer: every pair, reachability, ordering, the real scenario."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from purplemux import events as ev
+from purplemux.events import Event, Kind, Source
+from purplemux.machine import (
+    GUARDS,
+    IDLE_GRACE,
+    TABLE,
+    Notify,
+    ScheduleTick,
+    describe,
+    fold,
+    render_mermaid,
+    step,
+)
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.sources.hooks import to_event
+from purplemux.timeline import Timeline
+from tests.conftest import load_hooks
+
+SID = "s1"
+
+
+def make(kind: Kind, at: float = 10.0, **fields: Any) -> Event:
+    cls = ev.EVENT_TYPES[kind]
+    return cls(session_id=SID, at=at, id=f"{kind}-{at}", **fields)
+
+
+def hook_events(name: str = "hooks.jsonl") -> list[Event]:
+    out = []
+    for n, line in enumerate(load_hooks(name)):
+        headers = {
+            "x-purplemux-event-id": f"e{n}",
+            "x-purplemux-ts": str(int(line["ts"] * 1e9)),
+            "x-purplemux-pane": line["tmux_pane"],
+        }
+        out.append(to_event(line["payload"], headers, now=0.0))
+    return out
+
+
+def test_every_pair_is_listed() -> None:
+    assert set(TABLE) == set(Kind)
+    for kind, row in TABLE.items():
+        assert set(row) == set(State), kind
+        for state, rule in row.items():
+            assert rule.guard is None or rule.guard in GUARDS
+            # An unchanged pair says why, unless it is a self-transition.
+            if rule.to is None:
+                assert rule.why, (kind, state)
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+@pytest.mark.parametrize("state", list(State))
+def test_each_pair_steps_as_the_table_says(kind: Kind, state: State) -> None:
+    session = Session(id=SID, state=state, state_since=1.0, idle_armed_at=5.0)
+    event = make(kind, at=10.0)
+    new, effects = step(session, event)
+    rule = TABLE[kind][state]
+    if rule.to is None:
+        assert new.state is state
+    elif rule.guard is None:
+        assert new.state is rule.to
+    else:
+        expected = rule.to if GUARDS[rule.guard](session, event) else state
+        assert new.state is expected
+    if new.state is not state:
+        assert new.state_since == 10.0
+        if new.state in (State.NEEDS_INPUT, State.REVIEW):
+            assert Notify(new.state, 10.0) in effects
+    else:
+        assert not any(isinstance(e, Notify) for e in effects)
+
+
+def test_every_state_reachable_from_idle_and_none_is_a_trap() -> None:
+    edges: dict[State, set[State]] = {s: set() for s in State}
+    for row in TABLE.values():
+        for state, rule in row.items():
+            if rule.to is not None:
+                edges[state].add(rule.to)
+    seen, todo = {State.IDLE}, [State.IDLE]
+    while todo:
+        for nxt in edges[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    assert seen == set(State)
+    for state in State:
+        assert edges[state] - {state}, f"{state} is a trap"
+    # unknown never waits for a person: it leaves by non-user events alone.
+    user_kinds = {Kind.DISMISS, Kind.PROMPT}
+    assert any(
+        TABLE[k][State.UNKNOWN].to not in (None, State.UNKNOWN) for k in Kind if k not in user_kinds
+    )
+
+
+def test_states_prints_markdown_and_mermaid() -> None:
+    text = describe()
+    assert "| event \\ from | idle | busy | needs-input | review | unknown |" in text
+    assert "stateDiagram-v2" in text
+    assert "busy --> review: stop, stop_failure" in render_mermaid()
+    for kind in Kind:
+        assert f"| {kind.value} |" in text
+
+
+# --- the captured real scenario -------------------------------------------------------------
+
+EXPECTED = [
+    ("SessionStart", "054c", State.IDLE),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("PreToolUse", "054c", State.BUSY),
+    ("PermissionRequest", "054c", State.NEEDS_INPUT),
+    ("Notification", "054c", State.NEEDS_INPUT),
+    ("PostToolUse", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("PreToolUse", "054c", State.BUSY),  # then Esc: no hook (the transcript tells)
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("PreCompact", "054c", State.REVIEW),
+    ("SubagentStop", "054c", State.REVIEW),
+    ("SessionStart", "054c", State.REVIEW),  # source=compact
+    ("PostCompact", "054c", State.REVIEW),
+    ("SessionEnd", "054c", State.IDLE),
+    ("SessionStart", "d609", State.IDLE),
+    ("UserPromptSubmit", "d609", State.BUSY),
+    ("Stop", "d609", State.REVIEW),
+    ("SessionEnd", "d609", State.IDLE),
+]
+
+
+def test_real_scenario_state_after_every_hook() -> None:
+    sessions: dict[str, Session] = {}
+    events = hook_events()
+    assert [e.label for e in events] == [name for name, _, _ in EXPECTED]
+    for e, (name, prefix, expected) in zip(events, EXPECTED, strict=True):
+        s = sessions.get(e.session_id) or Session(id=e.session_id)
+        s, _ = step(s, e)
+        sessions[e.session_id] = s
+        assert e.session_id.startswith(prefix)
+        assert s.state is expected, (name, s.state)
+        if name == "PermissionRequest":
+            assert s.waiting_for == "Bash: touch made-by-claude.txt"
+        if name == "PreCompact":
+            assert s.compacting
+        if name == "PostCompact":
+            assert not s.compacting
+    first, second = sessions.values()
+    assert first.ended and first.alive is False
+    assert second.ended
+    assert second.tmux == TmuxLocation(pane="%0")
+    assert first.snippet == "Done."
+
+
+def test_question_scenario() -> None:
+    states = []
+    s = Session(id="q")
+    for e in hook_events("hooks-question.jsonl"):
+        s, _ = step(replace(s, id=e.session_id), e)
+        states.append((e.label, s.state, s.waiting_for))
+    assert [st for _, st, _ in states] == [
+        State.IDLE, State.BUSY, State.NEEDS_INPUT, State.NEEDS_INPUT, State.NEEDS_INPUT,
+        State.BUSY, State.REVIEW, State.IDLE,
+    ]
+    assert states[2][2] == "Which colour should the button be?"
+
+
+def test_stop_failure_sets_error() -> None:
+    s = Session(id="x", state=State.BUSY)
+    (e,) = hook_events("hooks-stopfailure.jsonl")
+    s, _ = step(replace(s, id=e.session_id), e)
+    assert s.state is State.REVIEW
+    assert s.error == "API Error: 400 scripted failure"
+
+
+# --- ordering, idempotence, guards ----------------------------------------------------------
+
+
+def test_arrival_order_never_changes_the_result() -> None:
+    events = [e for e in hook_events() if e.session_id.startswith("054c")]
+    expected = fold(Session(id=events[0].session_id), sorted(events, key=lambda e: (e.at, e.id)))
+    rng = random.Random(7)
+    for _ in range(200):
+        shuffled = events[:]
+        rng.shuffle(shuffled)
+        timeline = Timeline(Session(id=events[0].session_id))
+        for e in shuffled:
+            timeline.apply(e)
+        assert timeline.current == expected
+
+
+def test_late_stop_before_file_idle_gives_review_without_idle() -> None:
+    s = Session(id=SID, state=State.BUSY)
+    t = Timeline(s)
+    # The file turns idle (t=10.06) before the Stop hook's POST (source time 10.0) lands.
+    _, eff = t.apply(make(Kind.STATUS_IDLE, at=10.06))
+    assert t.current.state is State.BUSY
+    assert ScheduleTick(10.06 + IDLE_GRACE) in eff
+    t.apply(make(Kind.STOP, at=10.0))
+    assert t.current.state is State.REVIEW
+    t.apply(make(Kind.TICK, at=10.06 + IDLE_GRACE))
+    assert t.current.state is State.REVIEW
+
+
+def test_file_idle_alone_becomes_idle_after_the_grace() -> None:
+    s = Session(id=SID, state=State.BUSY)
+    s, _ = step(s, make(Kind.STATUS_IDLE, at=10.0))
+    assert s.state is State.BUSY
+    s2, _ = step(s, make(Kind.TICK, at=10.0 + IDLE_GRACE / 2))
+    assert s2.state is State.BUSY
+    s3, _ = step(s, make(Kind.TICK, at=10.0 + IDLE_GRACE))
+    assert s3.state is State.IDLE
+
+
+def test_parallel_tool_end_does_not_clear_the_dialog() -> None:
+    s = Session(id=SID, state=State.BUSY)
+    a = make(Kind.TOOL_START, at=1, tool_name="Bash", tool_use_id="A", digest="da")
+    b = make(Kind.TOOL_START, at=2, tool_name="Read", tool_use_id="B", digest="db")
+    ask = make(Kind.PERMISSION, at=3, tool_name="Bash", digest="da", waiting_for="Bash: rm x")
+    s = fold(s, [a, b, ask])
+    assert s.state is State.NEEDS_INPUT
+    assert s.pending_tool is not None and s.pending_tool.tool_use_id == "A"
+    s = fold(s, [make(Kind.TOOL_END, at=4, tool_name="Read", tool_use_id="B", digest="db")])
+    assert s.state is State.NEEDS_INPUT
+    s = fold(s, [make(Kind.TOOL_END, at=5, tool_name="Bash", tool_use_id="A", digest="da")])
+    assert s.state is State.BUSY
+    assert s.waiting_for is None
+
+
+def test_late_notification_does_not_reopen_a_finished_turn() -> None:
+    s = Session(id=SID, state=State.REVIEW)
+    s2, effects = step(s, make(Kind.ATTENTION, notification_type="permission_prompt"))
+    assert s2.state is State.REVIEW
+    assert not any(isinstance(e, Notify) for e in effects)
+
+
+def test_notify_only_on_entry() -> None:
+    s = Session(id=SID, state=State.BUSY)
+    s, e1 = step(s, make(Kind.PERMISSION, at=1, tool_name="Bash"))
+    s, e2 = step(s, make(Kind.ATTENTION, at=2, notification_type="permission_prompt"))
+    assert Notify(State.NEEDS_INPUT, 1) in e1
+    assert not any(isinstance(e, Notify) for e in e2)
+
+
+def test_restart_turns_busy_into_unknown_and_file_resolves_it() -> None:
+    s = Session(id=SID, state=State.BUSY)
+    s, _ = step(s, make(Kind.RESTART, at=1))
+    assert s.state is State.UNKNOWN
+    busy, _ = step(s, make(Kind.STATUS_BUSY, at=2))
+    assert busy.state is State.BUSY
+    done, _ = step(s, make(Kind.STOP, at=2))
+    assert done.state is State.REVIEW
+    gone, _ = step(s, make(Kind.PROCESS_GONE, at=2))
+    assert gone.state is State.IDLE and gone.ended
+
+
+def test_event_json_round_trip() -> None:
+    for e in hook_events():
+        assert ev.event_from_json(e.to_json()) == e
+    assert ev.Tick(session_id="a", at=1, id="t", source=Source.DAEMON).to_json()["name"] == "tick"
