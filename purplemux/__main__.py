@@ -1,0 +1,5 @@
+"""python -m purplemux."""
+
+from purplemux.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,245 @@
+"""The engine: the only writer. Queue of events -> step() per session -> store, feed, listeners."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from purplemux import events as ev
+from purplemux.events import Event, Kind, Source
+from purplemux.feed import Feed
+from purplemux.machine import Broadcast, Notify, Persist, ScheduleTick, Unwatch, Watch
+from purplemux.model import Session, State
+from purplemux.store import AsyncStore
+from purplemux.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+BATCH = 512
+SEEN_IDS = 200_000
+
+
+class Listener(Protocol):
+    """Something that acts on the engine's effects (push, desktop, transcript watching)."""
+
+    def on_notify(self, session: Session, notify: Notify) -> None: ...
+
+    def on_watch(self, session: Session, path: str | None) -> None: ...
+
+
+@dataclass(eq=False)
+class _Item:
+    event: Event
+    live: bool
+    done: asyncio.Future[None] | None = None
+
+
+@dataclass
+class EngineStats:
+    """Counters for health and benchmarks."""
+
+    applied: int = 0
+    duplicates: int = 0
+    batches: int = 0
+    notifications: int = 0
+    dropped_notifications: list[str] = field(default_factory=list)
+
+
+class Engine:
+    """Consumes one queue; applies each event to its session's timeline; runs the effects."""
+
+    def __init__(
+        self, store: AsyncStore, clock: Callable[[], float] = time.time, queue_size: int = 10_000
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.sessions: dict[str, Session] = {}
+        self.timelines: dict[str, Timeline] = {}
+        self.feed = Feed(self.snapshot)
+        self.listeners: list[Listener] = []
+        self.stats = EngineStats()
+        self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
+        self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
+        self._running = False
+
+    # --- loading ---------------------------------------------------------------------------
+
+    def load(self, sessions: Iterable[Session]) -> list[Event]:
+        """Adopt stored sessions; return the RESTART events to submit (not live)."""
+        now = self.clock()
+        restarts: list[Event] = []
+        for s in sessions:
+            self.sessions[s.id] = s
+            self.timelines[s.id] = Timeline(replace(s, seq=0))
+            if s.state is State.BUSY:
+                restarts.append(
+                    ev.Restart(
+                        session_id=s.id, at=now, id=f"restart:{s.id}:{now}", source=Source.DAEMON
+                    )
+                )
+        return restarts
+
+    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
+        """Every session as JSON, newest first."""
+        items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
+        return [s.to_json() for s in items if include_ended or not s.ended]
+
+    # --- submitting ------------------------------------------------------------------------
+
+    async def submit(self, event: Event, live: bool = True) -> None:
+        """Queue an event and wait until it is stored (or found to be a duplicate)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Item(event, live, done))
+        await done
+
+    def post(self, event: Event, live: bool = True) -> None:
+        """Queue an event without waiting (sources and timers)."""
+        try:
+            self._queue.put_nowait(_Item(event, live))
+        except asyncio.QueueFull:
+            asyncio.get_running_loop().create_task(self._queue.put(_Item(event, live)))
+
+    async def run(self) -> None:
+        """Consume the queue until stop() is called; serial, so no locks."""
+        self._running = True
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                break
+            batch = [item]
+            while len(batch) < BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if nxt is None:
+                    self._queue.put_nowait(None)
+                    break
+                batch.append(nxt)
+            try:
+                await self._process(batch)
+            except Exception as exc:
+                log.exception("engine failed to apply a batch of %d events", len(batch))
+                for it in batch:
+                    if it.done and not it.done.done():
+                        it.done.set_exception(exc)
+        self._running = False
+
+    async def stop(self) -> None:
+        """Let the queue drain, then end run()."""
+        for handle in self._ticks.values():
+            handle.cancel()
+        self._ticks.clear()
+        await self._queue.put(None)
+
+    # --- applying --------------------------------------------------------------------------
+
+    async def _process(self, batch: list[_Item]) -> None:
+        self.stats.batches += 1
+        unseen = [it.event.id for it in batch if it.event.id not in self._seen]
+        known = await self.store.call(lambda s: s.known_ids(unseen)) if unseen else set()
+        to_log: list[Event] = []
+        changed: dict[str, Session] = {}
+        after: list[tuple[Session, list[object], bool, Event]] = []
+        for it in batch:
+            e = it.event
+            if e.id in self._seen or e.id in known:
+                self.stats.duplicates += 1
+                self._remember(e.id)
+                continue
+            self._remember(e.id)
+            timeline = self.timelines.get(e.session_id)
+            if timeline is None:
+                timeline = self.timelines[e.session_id] = Timeline(
+                    Session(id=e.session_id, state_since=e.at, updated_at=e.at)
+                )
+            new, effects = timeline.apply(e)
+            self.stats.applied += 1
+            if e.kind is not Kind.TICK:
+                to_log.append(e)
+            if any(isinstance(x, Persist) for x in effects) or e.session_id not in self.sessions:
+                prev = self.sessions.get(e.session_id)
+                new = replace(new, seq=(prev.seq if prev else 0) + 1)
+                self.sessions[e.session_id] = new
+                changed[e.session_id] = new
+            after.append((self.sessions[e.session_id], list(effects), it.live, e))
+        if to_log or changed:
+            sessions = list(changed.values())
+            await self.store.call(lambda s: s.commit(to_log, sessions))
+        for it in batch:
+            if it.done and not it.done.done():
+                it.done.set_result(None)
+        broadcast: dict[str, Session] = {}
+        for session, effects, live, e in after:
+            for eff in effects:
+                if isinstance(eff, Broadcast):
+                    broadcast[session.id] = self.sessions[session.id]
+                elif isinstance(eff, Notify):
+                    self._notify(session, eff, live)
+                elif isinstance(eff, ScheduleTick):
+                    self._schedule_tick(session.id, eff.at)
+                elif isinstance(eff, Watch | Unwatch):
+                    path = eff.path if isinstance(eff, Watch) else None
+                    for listener in self.listeners:
+                        listener.on_watch(self.sessions[session.id], path)
+            if e.kind is Kind.SESSION_START:
+                self._retire_pane_siblings(self.sessions[session.id])
+        for session in broadcast.values():
+            self.feed.publish({"type": "session", "session": session.to_json()})
+
+    def _remember(self, event_id: str) -> None:
+        self._seen[event_id] = None
+        if len(self._seen) > SEEN_IDS:
+            self._seen.popitem(last=False)
+
+    def _notify(self, session: Session, notify: Notify, live: bool) -> None:
+        key = (session.id, notify.state.value, notify.since)
+        if not live or key in self._notified:
+            return
+        if session.state is not notify.state:
+            return  # a later event in the same batch already moved on
+        self._notified[key] = None
+        if len(self._notified) > 10_000:
+            self._notified.popitem(last=False)
+        self.stats.notifications += 1
+        for listener in self.listeners:
+            try:
+                listener.on_notify(session, notify)
+            except Exception:
+                log.exception("a notification listener failed")
+
+    def _schedule_tick(self, session_id: str, at: float) -> None:
+        key = (session_id, at)
+        if key in self._ticks:
+            return
+        delay = max(0.0, at - self.clock())
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._ticks.pop(key, None)
+            self.post(
+                ev.Tick(session_id=session_id, at=at, id=f"tick:{session_id}:{at}", source=Source.DAEMON)
+            )
+
+        self._ticks[key] = loop.call_later(delay, fire)
+
+    def _retire_pane_siblings(self, session: Session) -> None:
+        """/clear: the pane's row moves to the new id, so ended sessions on that pane leave the list."""
+        if session.tmux is None:
+            return
+        for other in list(self.sessions.values()):
+            if (
+                other.id != session.id
+                and other.ended
+                and other.tmux is not None
+                and other.tmux.pane == session.tmux.pane
+                and other.tmux.socket == session.tmux.socket
+            ):
+                self.feed.publish({"type": "removed", "id": other.id})

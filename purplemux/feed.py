@@ -1,0 +1,68 @@
+"""The change feed: a snapshot, then one message per change with a gap-free seq, to each subscriber."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One client's bounded queue; `overflowed` means it fell behind and must resync."""
+
+    queue: asyncio.Queue[Message | None] = field(default_factory=lambda: asyncio.Queue(2000))
+    overflowed: bool = False
+    visible: bool = False
+
+
+class Feed:
+    """Fan-out of session changes; seq grows by one per message for every subscriber."""
+
+    def __init__(self, snapshot: Callable[[], list[dict[str, Any]]]) -> None:
+        self._snapshot = snapshot
+        self.seq = 0
+        self.subscribers: set[Subscriber] = set()
+
+    def subscribe(self) -> tuple[Subscriber, Message]:
+        """Register a client; its first message is the snapshot at the current seq."""
+        sub = Subscriber()
+        self.subscribers.add(sub)
+        return sub, {"type": "snapshot", "seq": self.seq, "sessions": self._snapshot()}
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def publish(self, message: Message) -> None:
+        """Stamp the next seq on the message and queue it for every subscriber."""
+        self.seq += 1
+        message = {**message, "seq": self.seq}
+        for sub in list(self.subscribers):
+            if sub.overflowed:
+                continue
+            try:
+                sub.queue.put_nowait(message)
+            except asyncio.QueueFull:
+                # A client this far behind resyncs from a fresh snapshot rather than stall us.
+                sub.overflowed = True
+                log.warning("a feed client fell behind; closing it so it resyncs")
+                sub.queue.get_nowait()
+                sub.queue.put_nowait(None)
+
+    def close(self) -> None:
+        """Tell every subscriber the feed ends."""
+        for sub in list(self.subscribers):
+            try:
+                sub.queue.put_nowait(None)
+            except asyncio.QueueFull:
+                sub.overflowed = True
+
+    def focused_pages(self) -> int:
+        """How many connected dashboards report being visible and focused."""
+        return sum(1 for s in self.subscribers if s.visible)

@@ -1,0 +1,59 @@
+"""`purplemux serve`: run the app on uvicorn, print the login link only to a terminal."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import sys
+from typing import TextIO
+
+import uvicorn
+
+from purplemux.server.app import create_app
+from purplemux.server.auth import load_or_create_token
+from purplemux.settings import Settings
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = None) -> int:
+    """Run until interrupted; returns the exit code."""
+    out = out or sys.stdout
+    if not is_loopback(settings.host):
+        if not (allow_remote or settings.allow_remote):
+            print(
+                f"purplemux: refusing to listen on {settings.host}: anyone who can reach it could "
+                "try the API. Use --allow-remote if you mean it (see SECURITY.md), or an SSH "
+                "tunnel to 127.0.0.1.",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"purplemux: WARNING: listening on {settings.host}, not only loopback", file=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    token = load_or_create_token(settings.home)
+    if out.isatty():
+        print(f"purplemux dashboard: {settings.base_url}/?token={token}", file=out)
+    else:
+        print(
+            f"purplemux listening on {settings.base_url}; run `purplemux open` for the login link",
+            file=out,
+        )
+    out.flush()
+    config = uvicorn.Config(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        access_log=False,  # the login link carries the token: never write URLs to a log
+        log_level="info",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    return 0

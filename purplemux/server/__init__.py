@@ -1,0 +1,1 @@
+"""The HTTP and WebSocket face of the daemon."""

@@ -1,0 +1,92 @@
+"""JSON endpoints: health, hooks, sessions, dismiss, events."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse
+
+from purplemux import __version__
+from purplemux import events as ev
+from purplemux.events import Source
+from purplemux.model import State
+from purplemux.server.runtime import Runtime, require_auth, runtime
+from purplemux.settings import MAX_BODY
+from purplemux.sources.hooks import PayloadError, to_event
+
+router = APIRouter()
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request body as JSON: 413 past `limit` bytes, 400 when it is not JSON."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"body larger than {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"body larger than {limit} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise HTTPException(400, "body is not valid JSON") from None
+
+
+@router.get("/api/health")
+async def health() -> dict[str, str]:
+    return {"status": "ok", "version": __version__}
+
+
+@router.post("/api/hooks", dependencies=[Depends(require_auth)])
+async def post_hook(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
+    payload = await read_json(request)
+    try:
+        event = to_event(payload, request.headers, time.time())
+    except PayloadError as exc:
+        raise HTTPException(422, str(exc)) from None
+    await rt.ingest(event, live=True)
+    return JSONResponse({"ok": True, "id": event.id}, status_code=202)
+
+
+@router.get("/api/sessions", dependencies=[Depends(require_auth)])
+async def list_sessions(all: str | None = None, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    include_ended = all not in (None, "", "0", "false")
+    return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
+
+
+@router.get("/api/sessions/{session_id}", dependencies=[Depends(require_auth)])
+async def get_session(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    session = rt.engine.sessions.get(session_id)
+    if session is None:
+        raise HTTPException(404, f"no session {session_id!r}")
+    return session.to_json()
+
+
+@router.post("/api/sessions/{session_id}/dismiss", dependencies=[Depends(require_auth)])
+async def dismiss(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    session = rt.engine.sessions.get(session_id)
+    if session is None:
+        raise HTTPException(404, f"no session {session_id!r}")
+    if session.state is not State.REVIEW:
+        raise HTTPException(409, f"session is {session.state.value}, not in review")
+    now = time.time()
+    await rt.engine.submit(
+        ev.Dismiss(session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER)
+    )
+    return rt.engine.sessions[session_id].to_json()
+
+
+@router.get("/api/sessions/{session_id}/events", dependencies=[Depends(require_auth)])
+async def session_events(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    if session_id not in rt.engine.sessions:
+        raise HTTPException(404, f"no session {session_id!r}")
+    rows = await rt.store.call(lambda s: s.events_for(session_id))
+    return {"events": rows}

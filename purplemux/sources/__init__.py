@@ -1,0 +1,1 @@
+"""Adapters that turn what Claude leaves behind into typed events."""

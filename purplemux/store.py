@@ -1,0 +1,196 @@
+"""SQLite: sessions, the append-only event log and push subscriptions; one thread owns the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from purplemux.events import Event
+from purplemux.model import Session
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        record TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        source TEXT NOT NULL,
+        data TEXT NOT NULL,
+        received_at REAL NOT NULL
+    );
+    CREATE INDEX events_by_session ON events (session_id, at);
+    CREATE TABLE push_subscriptions (
+        endpoint TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    """,
+}
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or used; the message says how to recover."""
+
+
+class Store:
+    """Synchronous store; use it from one thread only (see AsyncStore)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=2000")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot use the state database {path}: {exc}. Stop the daemon, move the file "
+                f"aside (mv {path} {path}.broken) and start again: sessions are rebuilt from "
+                "the live sources."
+            ) from exc
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(
+                f"schema version {version} is newer than this purplemux ({SCHEMA_VERSION})"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            self.db.executescript(
+                f"BEGIN; {MIGRATIONS[target]} PRAGMA user_version={target}; COMMIT;"
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- sessions and events -------------------------------------------------------------------
+
+    def load_sessions(self) -> list[Session]:
+        rows = self.db.execute("SELECT record FROM sessions").fetchall()
+        out = []
+        for (record,) in rows:
+            try:
+                out.append(Session.from_record(json.loads(record)))
+            except (ValueError, KeyError, TypeError):
+                continue  # a record from an incompatible version: the sources rebuild it
+        return out
+
+    def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these event ids are already in the log."""
+        found: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(f"SELECT id FROM events WHERE id IN ({marks})", chunk)
+            found.update(r[0] for r in rows)
+        return found
+
+    def commit(self, events: Iterable[Event], sessions: Iterable[Session]) -> None:
+        """Append events and upsert sessions in one transaction."""
+        now = time.time()
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                "INSERT OR IGNORE INTO events (id, session_id, at, kind, name, source, data,"
+                " received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        e.id,
+                        e.session_id,
+                        e.at,
+                        e.kind.value,
+                        e.label,
+                        e.source.value,
+                        json.dumps(e.to_json()),
+                        now,
+                    )
+                    for e in events
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO sessions (id, record, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET record=excluded.record,"
+                " updated_at=excluded.updated_at",
+                [(s.id, json.dumps(s.to_record()), s.updated_at) for s in sessions],
+            )
+
+    def events_for(self, session_id: str, limit: int = 1000) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT data FROM (SELECT data, at, seq FROM events WHERE session_id = ?"
+            " ORDER BY at DESC, seq DESC LIMIT ?) ORDER BY at, seq",
+            (session_id, limit),
+        ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def count_events(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    # --- push subscriptions --------------------------------------------------------------------
+
+    def add_subscription(self, sub: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data",
+            (sub["endpoint"], json.dumps(sub), time.time()),
+        )
+
+    def remove_subscription(self, endpoint: str) -> bool:
+        cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        return cur.rowcount > 0
+
+    def list_subscriptions(self) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT data FROM push_subscriptions ORDER BY created_at")
+        return [json.loads(r[0]) for r in rows]
+
+
+class AsyncStore:
+    """Runs every Store call on one dedicated thread, off the event loop."""
+
+    def __init__(self, path: Path) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="purplemux-store")
+        self._path = path
+        self._store: Store | None = None
+
+    async def open(self) -> None:
+        self._store = await self._run(lambda: Store(self._path))
+
+    @property
+    def sync(self) -> Store:
+        """The underlying store, for calls already on the store thread."""
+        if self._store is None:
+            raise StoreError("store is not open")
+        return self._store
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    async def call(self, fn: Callable[[Store], T]) -> T:
+        """Run fn(store) on the store thread."""
+        store = self.sync
+        return await self._run(lambda: fn(store))
+
+    async def close(self) -> None:
+        if self._store is not None:
+            store = self._store
+            await self._run(store.close)
+            self._store = None
+        self._pool.shutdown(wait=True)

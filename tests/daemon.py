@@ -1,0 +1,123 @@
+"""A real daemon for tests: `python -m purplemux serve` in a subprocess on a free port."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
+    """Poll until predicate() is truthy; return its value or fail with the last one."""
+    deadline = time.monotonic() + timeout
+    value = predicate()
+    while not value:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last: {value!r})")
+        time.sleep(interval)
+        value = predicate()
+    return value
+
+
+@dataclass
+class Daemon:
+    """One `purplemux serve` process with its own home and Claude config dir."""
+
+    home: Path
+    claude_dir: Path
+    port: int = field(default_factory=free_port)
+    env_extra: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            PURPLEMUX_HOME=str(self.home),
+            CLAUDE_CONFIG_DIR=str(self.claude_dir),
+            PURPLEMUX_PORT=str(self.port),
+            PYTHONPATH=str(REPO),
+            **self.env_extra,
+        )
+        return env
+
+    def start(self) -> Daemon:
+        self.log_path = self.home.parent / f"daemon-{self.port}.log"
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "purplemux", "serve"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        wait_for(self._healthy, timeout=20)
+        wait_for(lambda: (self.home / "port").exists())
+        return self
+
+    def _healthy(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daemon exited: {self.logs()}")
+        try:
+            with urllib.request.urlopen(self.url + "/api/health", timeout=1) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+    @property
+    def token(self) -> str:
+        return (self.home / "token").read_text().strip()
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read())
+
+    def sessions(self, all: bool = True) -> list[dict[str, Any]]:
+        return list(self.api("GET", "/api/sessions" + ("?all=1" if all else ""))["sessions"])
+
+    def session(self, sid: str) -> dict[str, Any] | None:
+        try:
+            return dict(self.api("GET", f"/api/sessions/{sid}"))
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)

@@ -1,0 +1,205 @@
+"""The app through TestClient (lifespan runs): auth, hooks, sessions, dismiss, events, errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from purplemux.server.app import create_app
+from purplemux.settings import Settings
+from tests.conftest import load_hooks
+
+
+def settings_for(tmp_path: Path) -> Settings:
+    return Settings(
+        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+    )
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        token = (tmp_path / "home" / "token").read_text().strip()
+        c.headers["Authorization"] = f"Bearer {token}"
+        yield c
+
+
+def post_hook(c: TestClient, payload: dict[str, Any], n: int, ts: float, pane: str = "%0") -> Any:
+    return c.post(
+        "/api/hooks",
+        content=json.dumps(payload),
+        headers={
+            "X-Purplemux-Event-Id": f"ev-{n}",
+            "X-Purplemux-Ts": str(int(ts * 1e9)),
+            "X-Purplemux-Pane": pane,
+            "X-Purplemux-Tmux": "/tmp/tmux-1000/default,123,0",
+        },
+    )
+
+
+def test_health_needs_no_token(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        r = c.get("/api/health")
+        assert r.status_code == 200
+        assert r.json()["status"] == "ok"
+
+
+def test_home_and_token_are_private(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path))):
+        home = tmp_path / "home"
+        assert home.stat().st_mode & 0o777 == 0o700
+        assert (home / "token").stat().st_mode & 0o777 == 0o600
+        assert (home / "auth-header").stat().st_mode & 0o777 == 0o600
+        token = (home / "token").read_text().strip()
+        assert len(token) >= 32
+        assert (home / "auth-header").read_text() == f"Authorization: Bearer {token}\n"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/api/sessions"),
+        ("GET", "/api/sessions/x"),
+        ("POST", "/api/sessions/x/dismiss"),
+        ("GET", "/api/sessions/x/events"),
+        ("POST", "/api/hooks"),
+    ],
+)
+def test_endpoints_need_the_token(tmp_path: Path, method: str, path: str) -> None:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        r = c.request(method, path, json={})
+        assert r.status_code == 401
+        assert "token" in r.json()["error"]
+        r = c.request(method, path, json={}, headers={"Authorization": "Bearer wrong"})
+        assert r.status_code == 401
+
+
+def test_login_link_sets_cookie_and_redirects(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        token = (tmp_path / "home" / "token").read_text().strip()
+        assert c.get("/api/sessions").status_code == 401
+        r = c.get(f"/?token={token}", follow_redirects=False)
+        assert r.status_code == 303
+        assert r.headers["location"] == "/"
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        assert c.get("/api/sessions").status_code == 200
+        assert c.get("/?token=nope", follow_redirects=False).status_code == 401
+
+
+def test_real_scenario_through_the_api(client: TestClient) -> None:
+    for n, line in enumerate(load_hooks()):
+        r = post_hook(client, line["payload"], n, line["ts"], line["tmux_pane"])
+        assert r.status_code == 202, r.text
+    live = client.get("/api/sessions").json()["sessions"]
+    assert live == []
+    everything = client.get("/api/sessions?all=1").json()["sessions"]
+    assert {s["id"][:4] for s in everything} == {"054c", "d609"}
+    assert all(s["ended"] and s["alive"] is False for s in everything)
+    first = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae").json()
+    assert first["project"] == "proj"
+    assert first["tmux"]["pane"] == "%0"
+    assert first["tmux"]["socket"] == "/tmp/tmux-1000/default"
+    events = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae/events").json()
+    names = [e["name"] for e in events["events"]]
+    assert names[:3] == ["SessionStart", "UserPromptSubmit", "Stop"]
+    assert len(names) == 18
+    assert all({"name", "at", "source"} <= set(e) for e in events["events"])
+
+
+def test_duplicate_event_changes_nothing(client: TestClient) -> None:
+    base = {"session_id": "dup", "cwd": "/w/p", "transcript_path": "/w/t.jsonl"}
+    post_hook(client, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "x"}, 1, 100.0)
+    post_hook(client, {**base, "hook_event_name": "Stop"}, 2, 101.0)
+    before = client.get("/api/sessions/dup").json()
+    r = post_hook(client, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "x"}, 1, 100.0)
+    assert r.status_code == 202
+    after = client.get("/api/sessions/dup").json()
+    assert after == before
+    assert after["state"] == "review"
+    assert len(client.get("/api/sessions/dup/events").json()["events"]) == 2
+
+
+def test_out_of_order_arrival_is_put_in_place(client: TestClient) -> None:
+    base = {"session_id": "ooo", "cwd": "/w/p"}
+    post_hook(client, {**base, "hook_event_name": "Stop"}, 2, 101.0)
+    post_hook(client, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "x"}, 1, 100.0)
+    assert client.get("/api/sessions/ooo").json()["state"] == "review"
+
+
+def test_dismiss(client: TestClient) -> None:
+    base = {"session_id": "d1", "cwd": "/w/p"}
+    post_hook(client, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "x"}, 1, 100.0)
+    r = client.post("/api/sessions/d1/dismiss")
+    assert r.status_code == 409
+    assert "busy" in r.json()["error"]
+    post_hook(client, {**base, "hook_event_name": "Stop"}, 2, 101.0)
+    r = client.post("/api/sessions/d1/dismiss")
+    assert r.status_code == 200
+    assert r.json()["state"] == "idle"
+    assert client.get("/api/sessions/d1").json()["state"] == "idle"
+    assert client.post("/api/sessions/nope/dismiss").status_code == 404
+
+
+def test_unknown_session_is_404(client: TestClient) -> None:
+    r = client.get("/api/sessions/nope")
+    assert r.status_code == 404
+    assert "nope" in r.json()["error"]
+    assert client.get("/api/sessions/nope/events").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"not json", 400),
+        (b"[1, 2]", 422),
+        (b'{"hook_event_name": "Stop"}', 422),
+        (b'{"session_id": 5, "hook_event_name": "Stop"}', 422),
+        (b'{"session_id": "a"}', 422),
+        (b'{"session_id": "", "hook_event_name": "Stop"}', 422),
+        (b"\xff\xfe\x00garbage", 400),
+        (b"[" * 100000 + b"]" * 100000, 400),
+    ],
+)
+def test_bad_hook_bodies_get_a_reason_and_change_nothing(
+    client: TestClient, body: bytes, status: int
+) -> None:
+    r = client.post("/api/hooks", content=body)
+    assert r.status_code == status
+    assert r.json()["error"]
+    assert client.get("/api/sessions?all=1").json()["sessions"] == []
+
+
+def test_body_over_one_megabyte_is_413(client: TestClient) -> None:
+    payload = {"session_id": "big", "hook_event_name": "Stop", "x": "a" * (1024 * 1024)}
+    r = client.post("/api/hooks", content=json.dumps(payload))
+    assert r.status_code == 413
+    assert "larger" in r.json()["error"]
+    assert client.get("/api/sessions?all=1").json()["sessions"] == []
+
+
+def test_hook_without_headers_still_counts(client: TestClient) -> None:
+    r = client.post(
+        "/api/hooks", json={"session_id": "plain", "hook_event_name": "UserPromptSubmit"}
+    )
+    assert r.status_code == 202
+    assert client.get("/api/sessions/plain").json()["state"] == "busy"
+
+
+def test_long_fields_are_capped(client: TestClient) -> None:
+    payload = {
+        "session_id": "cap",
+        "hook_event_name": "Stop",
+        "last_assistant_message": "x" * 500_000,
+        "cwd": "/" + "d" * 100_000,
+    }
+    post_hook(client, {**payload, "hook_event_name": "UserPromptSubmit"}, 0, 1.0)
+    assert post_hook(client, payload, 1, 2.0).status_code == 202
+    s = client.get("/api/sessions/cap").json()
+    assert len(s["snippet"]) == 200
+    assert len(s["cwd"]) <= 4096

@@ -1,0 +1,116 @@
+"""The WS feed (snapshot + gap-free seq), restart (busy -> unknown) and spool replay, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from purplemux.server.app import create_app
+from purplemux.settings import Settings
+from tests.test_api import post_hook, settings_for
+
+
+def auth(c: TestClient, tmp_path: Path) -> None:
+    c.headers["Authorization"] = "Bearer " + (tmp_path / "home" / "token").read_text().strip()
+
+
+def test_stream_snapshot_then_gap_free_changes(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        auth(c, tmp_path)
+        base = {"session_id": "w1", "cwd": "/w/proj"}
+        post_hook(c, {**base, "hook_event_name": "SessionStart", "source": "startup"}, 0, 1.0)
+        with c.websocket_connect("/api/stream") as ws:
+            snap = ws.receive_json()
+            assert snap["type"] == "snapshot"
+            assert [s["id"] for s in snap["sessions"]] == ["w1"]
+            seq = snap["seq"]
+            post_hook(c, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, 1, 2.0)
+            post_hook(c, {**base, "hook_event_name": "Stop"}, 2, 3.0)
+            states = []
+            for _ in range(2):
+                msg = ws.receive_json()
+                assert msg["type"] == "session"
+                assert msg["seq"] == seq + 1
+                seq = msg["seq"]
+                states.append(msg["session"]["state"])
+            assert states == ["busy", "review"]
+
+
+def test_stream_refuses_without_token_or_foreign_origin(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        with pytest.raises(WebSocketDisconnect) as refused:
+            with c.websocket_connect("/api/stream"):
+                pass
+        assert refused.value.code == 4401
+        auth(c, tmp_path)
+        with pytest.raises(WebSocketDisconnect) as foreign:
+            with c.websocket_connect("/api/stream", headers={"Origin": "http://evil.example"}):
+                pass
+        assert foreign.value.code == 4403
+
+
+def test_restart_turns_busy_into_unknown(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    with TestClient(create_app(settings)) as c:
+        auth(c, tmp_path)
+        base = {"session_id": "r1", "cwd": "/w/proj"}
+        post_hook(c, {**base, "hook_event_name": "UserPromptSubmit"}, 1, 1.0)
+        post_hook(c, {"session_id": "r2", "hook_event_name": "Stop"}, 2, 1.0)
+        assert c.get("/api/sessions/r1").json()["state"] == "busy"
+    with TestClient(create_app(settings)) as c:
+        auth(c, tmp_path)
+        r1 = _wait_state(c, "r1", "unknown")
+        assert r1["last_event"]["name"] == "restart"
+        assert c.get("/api/sessions/r2").json()["state"] == "idle"
+        names = [e["name"] for e in c.get("/api/sessions/r1/events").json()["events"]]
+        assert names == ["UserPromptSubmit", "restart"]
+
+
+def _wait_state(c: TestClient, sid: str, state: str) -> dict[str, Any]:
+    for _ in range(200):
+        s: dict[str, Any] = c.get(f"/api/sessions/{sid}").json()
+        if s.get("state") == state:
+            return s
+    raise AssertionError(f"{sid} never became {state}: {s}")
+
+
+def write_spool(spool: Path, event_id: str, ts_ns: int, payload: dict[str, Any]) -> Path:
+    spool.mkdir(parents=True, exist_ok=True)
+    path = spool / f"{event_id}.spool"
+    head = (
+        f"X-Purplemux-Event-Id: {event_id}\nX-Purplemux-Ts: {ts_ns}\n"
+        "X-Purplemux-Pane: %3\nX-Purplemux-Tmux: /tmp/tmux-0/default,1,0\n\n"
+    )
+    path.write_bytes(head.encode() + json.dumps(payload).encode())
+    return path
+
+
+def test_spool_is_drained_in_source_time_order_at_start(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    spool = settings.spool_dir
+    base = {"session_id": "sp", "cwd": "/w/proj"}
+    # Written out of order: names sort differently from the times inside.
+    write_spool(spool, "b", 3_000_000_000, {**base, "hook_event_name": "Stop"})
+    write_spool(spool, "a", 2_000_000_000, {**base, "hook_event_name": "UserPromptSubmit"})
+    write_spool(spool, "c", 1_000_000_000, {**base, "hook_event_name": "SessionStart"})
+    (spool / "junk.spool").write_bytes(b"garbage without headers")
+    with TestClient(create_app(settings)) as c:
+        auth(c, tmp_path)
+        s = c.get("/api/sessions/sp").json()
+        assert s["state"] == "review"
+        assert s["tmux"]["pane"] == "%3"
+        names = [e["name"] for e in c.get("/api/sessions/sp/events").json()["events"]]
+        assert names == ["SessionStart", "UserPromptSubmit", "Stop"]
+        assert sorted(p.name for p in spool.glob("*.spool")) == []
+        assert (spool / "junk.spool.bad").exists()
+        # A replayed duplicate changes nothing.
+        write_spool(spool, "a", 2_000_000_000, {**base, "hook_event_name": "UserPromptSubmit"})
+    with TestClient(create_app(settings)) as c:
+        auth(c, tmp_path)
+        assert c.get("/api/sessions/sp").json()["state"] == "review"
+        assert len(c.get("/api/sessions/sp/events").json()["events"]) == 3

@@ -1,0 +1,119 @@
+"""A real uvicorn daemon fed by the real hook script: the captured scenario, and SIGKILL mid-burst."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import load_hooks
+from tests.daemon import REPO, Daemon, wait_for
+from tests.test_machine import EXPECTED
+
+HOOK = REPO / "hooks" / "status-hook.sh"
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
+    yield d
+    d.stop()
+
+
+def run_hook(home: Path, payload: dict[str, Any], pane: str = "%0") -> float:
+    """Run the installed hook script as Claude would; return its wall time in seconds."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "PURPLEMUX_HOME": str(home),
+        "TMUX_PANE": pane,
+        "TMUX": "/tmp/tmux-test/default,1,0",
+    }
+    start = time.perf_counter()
+    out = subprocess.run(
+        ["/bin/sh", str(HOOK)],
+        input=json.dumps(payload).encode(),
+        env=env,
+        capture_output=True,
+        timeout=10,
+    )
+    took = time.perf_counter() - start
+    assert out.returncode == 0
+    assert out.stdout == b"" and out.stderr == b""
+    return took
+
+
+def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
+    lines = load_hooks()
+    for n, (line, (name, prefix, expected)) in enumerate(zip(lines, EXPECTED, strict=True)):
+        payload = line["payload"]
+        run_hook(daemon.home, payload, line["tmux_pane"])
+        sid = payload["session_id"]
+
+        def applied(sid: str = sid, n: int = n) -> dict[str, Any] | None:
+            s = daemon.session(sid)
+            count = sum(1 for x in lines[: n + 1] if x["payload"]["session_id"] == sid)
+            if s and len(daemon.api("GET", f"/api/sessions/{sid}/events")["events"]) == count:
+                return s
+            return None
+
+        session = wait_for(applied, timeout=10)
+        assert session["state"] == expected.value, (n, name)
+        assert session["last_event"]["name"] == name
+    first, second = (daemon.session(x["payload"]["session_id"]) for x in (lines[0], lines[-1]))
+    assert first and second and first["id"] != second["id"]
+    assert first["ended"] and second["ended"]
+    assert first["tmux"] == second["tmux"]
+    assert first["tmux"]["pane"] == "%0"
+    total = sum(len(daemon.api("GET", f"/api/sessions/{s}/events")["events"])
+                for s in (first["id"], second["id"]))
+    assert total == len(lines)
+    assert list((daemon.home / "spool").glob("*.spool")) == []
+
+
+def test_sigkill_during_a_burst_loses_nothing(tmp_path: Path) -> None:
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
+    sid = "burst-1"
+    base = {"session_id": sid, "cwd": "/w/burst", "transcript_path": "/w/t.jsonl"}
+    payloads: list[dict[str, Any]] = [{**base, "hook_event_name": "SessionStart", "source": "startup"}]
+    for i in range(28):
+        name = "UserPromptSubmit" if i % 2 == 0 else "Stop"
+        payloads.append({**base, "hook_event_name": name, "prompt": f"p{i}"})
+    payloads.append(
+        {**base, "hook_event_name": "Notification", "notification_type": "idle_prompt",
+         "prompt": "p28"}
+    )
+    times = []
+    try:
+        for i, payload in enumerate(payloads):
+            if i == 10:
+                d.kill()  # SIGKILL while the first deliveries may still be in flight
+            times.append(run_hook(d.home, payload))
+        assert max(times) < 1.0, times
+        d2 = Daemon(home=d.home, claude_dir=d.claude_dir, port=d.port).start()
+        try:
+            def hook_events() -> list[dict[str, Any]] | None:
+                log = d2.api("GET", f"/api/sessions/{sid}/events")["events"]
+                hooks = [e for e in log if e["source"] == "hook"]
+                return hooks if len(hooks) >= 30 else None
+
+            events = wait_for(hook_events, timeout=20)
+            assert [e["name"] for e in events] == [p["hook_event_name"] for p in payloads]
+            prompts = [e["prompt"] for e in events if e["name"] == "UserPromptSubmit"]
+            assert prompts == [f"p{i}" for i in range(0, 28, 2)]
+            assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+            session = d2.session(sid)
+            assert session is not None
+            assert session["state"] == "review"  # the last turn ended; idle_prompt changes nothing
+            wait_for(lambda: not list((d.home / "spool").glob("*.spool")))
+        finally:
+            d2.stop()
+    finally:
+        d.kill()
+    print(f"\nhook wall time with the daemon killed mid-burst: max {max(times) * 1000:.1f} ms")
