@@ -125,7 +125,8 @@ def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextI
 def _install_summary(result: Any, settings: Settings, installed: bool) -> str:
     path = settings.settings_json
     if not getattr(result, "changed", False):
-        return f"{path}: nothing to change ({'already installed' if installed else 'no purplemux hooks'})"
+        why = "already installed" if installed else "no purplemux hooks"
+        return f"{path}: nothing to change ({why})"
     backup = getattr(result, "backup", None)
     verb = "installed purplemux hooks in" if installed else "removed purplemux hooks from"
     return f"{verb} {path}" + (f" (backup: {backup})" if backup else "")

@@ -13,7 +13,7 @@ from typing import Protocol
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
-from purplemux.machine import Broadcast, Notify, Persist, ScheduleTick, Unwatch, Watch
+from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
 from purplemux.store import AsyncStore
 from purplemux.timeline import Timeline
@@ -147,7 +147,7 @@ class Engine:
         known = await self.store.call(lambda s: s.known_ids(unseen)) if unseen else set()
         to_log: list[Event] = []
         changed: dict[str, Session] = {}
-        after: list[tuple[Session, list[object], bool, Event]] = []
+        after: list[tuple[Session, list[Effect], bool, Event]] = []
         for it in batch:
             e = it.event
             if e.id in self._seen or e.id in known:
@@ -225,13 +225,15 @@ class Engine:
         def fire() -> None:
             self._ticks.pop(key, None)
             self.post(
-                ev.Tick(session_id=session_id, at=at, id=f"tick:{session_id}:{at}", source=Source.DAEMON)
+                ev.Tick(
+                    session_id=session_id, at=at, id=f"tick:{session_id}:{at}", source=Source.DAEMON
+                )
             )
 
         self._ticks[key] = loop.call_later(delay, fire)
 
     def _retire_pane_siblings(self, session: Session) -> None:
-        """/clear: the pane's row moves to the new id, so ended sessions on that pane leave the list."""
+        """/clear moves the pane's row to the new id: ended sessions on that pane leave the list."""
         if session.tmux is None:
             return
         for other in list(self.sessions.values()):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from purplemux.model import Tokens, TmuxLocation
+from purplemux.model import TmuxLocation, Tokens
 
 
 class Kind(StrEnum):
@@ -249,9 +249,30 @@ class Other(Event):
 EVENT_TYPES: dict[Kind, type[Event]] = {
     cls.kind: cls
     for cls in (
-        SessionStart, Prompt, ToolStart, Question, Permission, Attention, Notice, ToolEnd, Stop,
-        StopFailure, Interrupt, CompactStart, CompactEnd, StatusBusy, StatusWaiting, StatusIdle,
-        Dismiss, SessionEnd, ProcessSeen, ProcessGone, Restart, Tick, TranscriptFacts, Other,
+        SessionStart,
+        Prompt,
+        ToolStart,
+        Question,
+        Permission,
+        Attention,
+        Notice,
+        ToolEnd,
+        Stop,
+        StopFailure,
+        Interrupt,
+        CompactStart,
+        CompactEnd,
+        StatusBusy,
+        StatusWaiting,
+        StatusIdle,
+        Dismiss,
+        SessionEnd,
+        ProcessSeen,
+        ProcessGone,
+        Restart,
+        Tick,
+        TranscriptFacts,
+        Other,
     )
 }
 

@@ -1,4 +1,4 @@
-"""The change feed: a snapshot, then one message per change with a gap-free seq, to each subscriber."""
+"""The change feed: a snapshot, then one message per change with a gap-free seq."""
 
 from __future__ import annotations
 

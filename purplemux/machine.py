@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind
@@ -94,69 +94,75 @@ Effect: TypeAlias = Persist | Broadcast | Notify | ScheduleTick | Watch | Unwatc
 
 # --- the table ---------------------------------------------------------------------------------
 
-I, B, N, R, U = State.IDLE, State.BUSY, State.NEEDS_INPUT, State.REVIEW, State.UNKNOWN
+IDLE, BUSY, NEEDS, REVIEW, UNKNOWN = (
+    State.IDLE,
+    State.BUSY,
+    State.NEEDS_INPUT,
+    State.REVIEW,
+    State.UNKNOWN,
+)
 ALL = tuple(State)
 
 
 def _row(default: Rule, **per_state: Rule) -> dict[State, Rule]:
-    names = {"idle": I, "busy": B, "needs_input": N, "review": R, "unknown": U}
+    names = {"idle": IDLE, "busy": BUSY, "needs_input": NEEDS, "review": REVIEW, "unknown": UNKNOWN}
     row = dict.fromkeys(ALL, default)
     for key, rule in per_state.items():
         row[names[key]] = rule
     return row
 
 
-_ASKING = dict(busy=go(N), unknown=go(N), needs_input=go(N))
+_ASKING = dict(busy=go(NEEDS), unknown=go(NEEDS), needs_input=go(NEEDS))
 
 TABLE: Mapping[Kind, Mapping[State, Rule]] = {
-    Kind.SESSION_START: _row(go(I)),
-    Kind.PROMPT: _row(go(B)),
+    Kind.SESSION_START: _row(go(IDLE)),
+    Kind.PROMPT: _row(go(BUSY)),
     Kind.PERMISSION: _row(stay("no turn is running: a stray dialog event"), **_ASKING),
     Kind.QUESTION: _row(stay("no turn is running: a stray question event"), **_ASKING),
     Kind.ATTENTION: _row(stay("late notification for a turn that already ended"), **_ASKING),
     Kind.NOTICE: _row(stay("informational notification (idle_prompt, auth_success, ...)")),
     Kind.TOOL_START: _row(
         stay("updates the current tool only"),
-        needs_input=go(B, "answers_pending"),
-        unknown=go(B),
+        needs_input=go(BUSY, "answers_pending"),
+        unknown=go(BUSY),
     ),
     Kind.TOOL_END: _row(
         stay("updates the current tool only"),
-        needs_input=go(B, "answers_pending"),
-        unknown=go(B),
+        needs_input=go(BUSY, "answers_pending"),
+        unknown=go(BUSY),
     ),
     Kind.STOP: _row(
-        stay("no turn is running"), busy=go(R), needs_input=go(R), unknown=go(R)
+        stay("no turn is running"), busy=go(REVIEW), needs_input=go(REVIEW), unknown=go(REVIEW)
     ),
     Kind.STOP_FAILURE: _row(
-        stay("no turn is running"), busy=go(R), needs_input=go(R), unknown=go(R)
+        stay("no turn is running"), busy=go(REVIEW), needs_input=go(REVIEW), unknown=go(REVIEW)
     ),
     Kind.INTERRUPT: _row(
-        stay("no turn is running"), busy=go(I), needs_input=go(I), unknown=go(I)
+        stay("no turn is running"), busy=go(IDLE), needs_input=go(IDLE), unknown=go(IDLE)
     ),
     Kind.COMPACT_START: _row(stay("sets compacting only")),
     Kind.COMPACT_END: _row(stay("clears compacting only")),
     Kind.STATUS_BUSY: _row(
-        go(B),
+        go(BUSY),
         busy=stay("already busy"),
     ),
-    Kind.STATUS_WAITING: _row(go(N)),
+    Kind.STATUS_WAITING: _row(go(NEEDS)),
     Kind.STATUS_IDLE: _row(
         stay("already settled"),
         busy=stay("arms the idle grace: a Stop may still land"),
         needs_input=stay("arms the idle grace: a Stop may still land"),
         unknown=stay("arms the idle grace: the transcript may show a finished turn"),
     ),
-    Kind.DISMISS: _row(stay("nothing to dismiss"), review=go(I)),
-    Kind.SESSION_END: _row(go(I)),
+    Kind.DISMISS: _row(stay("nothing to dismiss"), review=go(IDLE)),
+    Kind.SESSION_END: _row(go(IDLE)),
     Kind.PROCESS_SEEN: _row(stay("fills pid, pane and alive only")),
-    Kind.PROCESS_GONE: _row(go(I)),
-    Kind.RESTART: _row(stay("a settled state survives a restart"), busy=go(U)),
+    Kind.PROCESS_GONE: _row(go(IDLE)),
+    Kind.RESTART: _row(stay("a settled state survives a restart"), busy=go(UNKNOWN)),
     Kind.TICK: _row(
         stay("nothing is waiting on a timer"),
-        busy=go(I, "idle_grace_elapsed"),
-        needs_input=go(I, "idle_grace_elapsed"),
-        unknown=go(I, "idle_grace_elapsed"),
+        busy=go(IDLE, "idle_grace_elapsed"),
+        needs_input=go(IDLE, "idle_grace_elapsed"),
+        unknown=go(IDLE, "idle_grace_elapsed"),
     ),
     Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
     Kind.OTHER: _row(stay("logged, no state meaning")),
@@ -191,7 +197,7 @@ GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
 
 def _update_fields(s: Session, e: Event) -> Session:
     """Facts an event carries, whatever the state does."""
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     if e.cwd and e.cwd != s.cwd:
         changes["cwd"] = e.cwd
     if e.transcript_path and e.transcript_path != s.transcript_path:
@@ -277,7 +283,7 @@ def _update_fields(s: Session, e: Event) -> Session:
 
 def _on_state_change(s: Session, old: State, at: float) -> Session:
     """Fields that belong to a state are cleared when the state is left."""
-    changes: dict[str, object] = {"state_since": at, "idle_armed_at": None}
+    changes: dict[str, Any] = {"state_since": at, "idle_armed_at": None}
     if old is State.NEEDS_INPUT:
         changes["pending_tool"] = None
         changes["waiting_for"] = None

@@ -35,8 +35,12 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
                 file=sys.stderr,
             )
             return 2
-        print(f"purplemux: WARNING: listening on {settings.host}, not only loopback", file=sys.stderr)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        print(
+            f"purplemux: WARNING: listening on {settings.host}, not only loopback", file=sys.stderr
+        )
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     token = load_or_create_token(settings.home)
     if out.isatty():
         print(f"purplemux dashboard: {settings.base_url}/?token={token}", file=out)

@@ -1,4 +1,4 @@
-"""Settings: one frozen object built from flags and the environment; the only reader of os.environ."""
+"""Settings: one frozen object from flags and the environment; the only reader of os.environ."""
 
 from __future__ import annotations
 
@@ -63,9 +63,13 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Build from PURPLEMUX_* / CLAUDE_CONFIG_DIR, then apply non-None overrides (flags)."""
         env = os.environ if environ is None else environ
-        home = Path(env["PURPLEMUX_HOME"]) if env.get("PURPLEMUX_HOME") else Path.home() / ".purplemux"
+        home = (
+            Path(env["PURPLEMUX_HOME"]) if env.get("PURPLEMUX_HOME") else Path.home() / ".purplemux"
+        )
         claude = (
-            Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"
+            Path(env["CLAUDE_CONFIG_DIR"])
+            if env.get("CLAUDE_CONFIG_DIR")
+            else Path.home() / ".claude"
         )
         settings = cls(
             home=home.expanduser(),

@@ -1,4 +1,4 @@
-"""SQLite: sessions, the append-only event log and push subscriptions; one thread owns the connection."""
+"""SQLite: sessions, the append-only event log, push subscriptions; one thread owns it."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
 from tests.test_api import post_hook, settings_for
 
 
@@ -43,14 +42,16 @@ def test_stream_snapshot_then_gap_free_changes(tmp_path: Path) -> None:
 
 def test_stream_refuses_without_token_or_foreign_origin(tmp_path: Path) -> None:
     with TestClient(create_app(settings_for(tmp_path))) as c:
-        with pytest.raises(WebSocketDisconnect) as refused:
-            with c.websocket_connect("/api/stream"):
-                pass
+        with pytest.raises(WebSocketDisconnect) as refused, c.websocket_connect("/api/stream"):
+            pass
         assert refused.value.code == 4401
         auth(c, tmp_path)
-        with pytest.raises(WebSocketDisconnect) as foreign:
-            with c.websocket_connect("/api/stream", headers={"Origin": "http://evil.example"}):
-                pass
+        evil = {"Origin": "http://evil.example"}
+        with (
+            pytest.raises(WebSocketDisconnect) as foreign,
+            c.websocket_connect("/api/stream", headers=evil),
+        ):
+            pass
         assert foreign.value.code == 4403
 
 

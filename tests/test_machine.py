@@ -168,8 +168,14 @@ def test_question_scenario() -> None:
         s, _ = step(replace(s, id=e.session_id), e)
         states.append((e.label, s.state, s.waiting_for))
     assert [st for _, st, _ in states] == [
-        State.IDLE, State.BUSY, State.NEEDS_INPUT, State.NEEDS_INPUT, State.NEEDS_INPUT,
-        State.BUSY, State.REVIEW, State.IDLE,
+        State.IDLE,
+        State.BUSY,
+        State.NEEDS_INPUT,
+        State.NEEDS_INPUT,
+        State.NEEDS_INPUT,
+        State.BUSY,
+        State.REVIEW,
+        State.IDLE,
     ]
     assert states[2][2] == "Which colour should the button be?"
 

@@ -1,4 +1,4 @@
-"""A real uvicorn daemon fed by the real hook script: the captured scenario, and SIGKILL mid-burst."""
+"""A real uvicorn daemon fed by the real hook script: the captured scenario, SIGKILL mid-burst."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def run_hook(home: Path, payload: dict[str, Any], pane: str = "%0") -> float:
 
 def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
     lines = load_hooks()
-    for n, (line, (name, prefix, expected)) in enumerate(zip(lines, EXPECTED, strict=True)):
+    for n, (line, (name, _prefix, expected)) in enumerate(zip(lines, EXPECTED, strict=True)):
         payload = line["payload"]
         run_hook(daemon.home, payload, line["tmux_pane"])
         sid = payload["session_id"]
@@ -71,8 +71,10 @@ def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
     assert first["ended"] and second["ended"]
     assert first["tmux"] == second["tmux"]
     assert first["tmux"]["pane"] == "%0"
-    total = sum(len(daemon.api("GET", f"/api/sessions/{s}/events")["events"])
-                for s in (first["id"], second["id"]))
+    total = sum(
+        len(daemon.api("GET", f"/api/sessions/{s}/events")["events"])
+        for s in (first["id"], second["id"])
+    )
     assert total == len(lines)
     assert list((daemon.home / "spool").glob("*.spool")) == []
 
@@ -81,13 +83,19 @@ def test_sigkill_during_a_burst_loses_nothing(tmp_path: Path) -> None:
     d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
     sid = "burst-1"
     base = {"session_id": sid, "cwd": "/w/burst", "transcript_path": "/w/t.jsonl"}
-    payloads: list[dict[str, Any]] = [{**base, "hook_event_name": "SessionStart", "source": "startup"}]
+    payloads: list[dict[str, Any]] = [
+        {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    ]
     for i in range(28):
         name = "UserPromptSubmit" if i % 2 == 0 else "Stop"
         payloads.append({**base, "hook_event_name": name, "prompt": f"p{i}"})
     payloads.append(
-        {**base, "hook_event_name": "Notification", "notification_type": "idle_prompt",
-         "prompt": "p28"}
+        {
+            **base,
+            "hook_event_name": "Notification",
+            "notification_type": "idle_prompt",
+            "prompt": "p28",
+        }
     )
     times = []
     try:
@@ -98,6 +106,7 @@ def test_sigkill_during_a_burst_loses_nothing(tmp_path: Path) -> None:
         assert max(times) < 1.0, times
         d2 = Daemon(home=d.home, claude_dir=d.claude_dir, port=d.port).start()
         try:
+
             def hook_events() -> list[dict[str, Any]] | None:
                 log = d2.api("GET", f"/api/sessions/{sid}/events")["events"]
                 hooks = [e for e in log if e["source"] == "hook"]

@@ -79,7 +79,9 @@ async def dismiss(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, 
         raise HTTPException(409, f"session is {session.state.value}, not in review")
     now = time.time()
     await rt.engine.submit(
-        ev.Dismiss(session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER)
+        ev.Dismiss(
+            session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER
+        )
     )
     return rt.engine.sessions[session_id].to_json()
 

@@ -7,16 +7,18 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from purplemux import __version__
 from purplemux.engine import Engine
+from purplemux.paths import web_dir
 from purplemux.server import api, page, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.runtime import Runtime
@@ -27,7 +29,7 @@ from purplemux.store import AsyncStore
 
 log = logging.getLogger("purplemux")
 
-Component = Callable[[Runtime], Awaitable[None]]
+Component = Callable[[Runtime], Coroutine[Any, Any, None]]
 """A long-running part started by the lifespan (a source, a notifier), given the runtime."""
 
 
@@ -43,7 +45,11 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
             await drain_spool(rt)
             tasks.append(asyncio.create_task(_watch_spool(rt), name="spool"))
             for component in components or []:
-                tasks.append(asyncio.create_task(component(rt), name=getattr(component, "__name__", "component")))
+                tasks.append(
+                    asyncio.create_task(
+                        component(rt), name=getattr(component, "__name__", "component")
+                    )
+                )
             if settings.port:
                 write_private(settings.port_path, f"{settings.port}\n")
             yield
@@ -55,6 +61,7 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(page.router)
+    app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
     _install_error_handlers(app)
     return app
 

@@ -16,15 +16,22 @@ async def index(request: Request, token: str | None = None) -> Response:
     rt = runtime(request)
     if token is not None:
         if not token_ok(rt.token, token):
-            return HTMLResponse(_page("That login link is not valid any more. Run "
-                                      "<code>purplemux open</code> for a fresh one."), 401)
+            return HTMLResponse(
+                _page(
+                    "That login link is not valid any more. Run "
+                    "<code>purplemux open</code> for a fresh one."
+                ),
+                401,
+            )
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             COOKIE, rt.token, httponly=True, samesite="strict", max_age=60 * 60 * 24 * 365
         )
         return response
     if not is_authenticated(request):
-        return HTMLResponse(_page("Open the link from <code>purplemux open</code> to sign in."), 401)
+        return HTMLResponse(
+            _page("Open the link from <code>purplemux open</code> to sign in."), 401
+        )
     return HTMLResponse(_page("Signed in. The dashboard lists sessions at /api/sessions."))
 
 

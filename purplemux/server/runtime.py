@@ -46,6 +46,7 @@ def require_auth(request: Request) -> None:
     """401 unless the request carries the token (header or cookie)."""
     if not is_authenticated(request):
         raise HTTPException(
-            401, "missing or wrong token: open the link `purplemux open` prints, or send "
-            "Authorization: Bearer <token from $PURPLEMUX_HOME/token>"
+            401,
+            "missing or wrong token: open the link `purplemux open` prints, or send "
+            "Authorization: Bearer <token from $PURPLEMUX_HOME/token>",
         )

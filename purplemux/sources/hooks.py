@@ -32,9 +32,8 @@ class PayloadError(ValueError):
 def _text(value: Any, cap: int = MAX_TEXT) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, default=str)
-    return value[:cap]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text[:cap]
 
 
 def digest(tool_input: Any) -> str:

@@ -1,0 +1,42 @@
+# One target per gate; CI (.ci/run) and humans call the same ones.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup test-deps test test-fast lint typecheck bench screenshot clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# System parts the tests drive for real: tmux, Chromium, dash, curl, and the Claude Code CLI.
+test-deps: setup
+	sh scripts/install-test-deps.sh
+
+test: test-deps
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not e2e and not browser"
+
+lint: setup
+	$(BIN)/ruff check purplemux tests benchmarks scripts
+	$(BIN)/ruff format --check purplemux
+
+typecheck: setup
+	$(BIN)/mypy
+
+bench: test-deps
+	$(BIN)/python benchmarks/run.py
+
+screenshot: test-deps
+	$(BIN)/python scripts/screenshot.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl (Debian
+# packages) and the pinned Claude Code CLI (npm, into a cache folder). Idempotent and quiet.
+set -eu
+missing=
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v dash >/dev/null 2>&1 || missing="$missing dash"
+command -v curl >/dev/null 2>&1 || missing="$missing curl"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
+		echo "install-test-deps: need$missing; install them with your package manager" >&2
+		exit 1
+	fi
+	sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "install-test-deps: installing$missing" >&2
+	$sudo apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+sh "$here/.ci/install-claude.sh" >/dev/null
