@@ -95,7 +95,7 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
-    command = str(script)
+    command = install.hook_command(script, settings.home)
     if args.settings:
         path = Path(args.settings).expanduser()
         install.write_standalone(path, command)

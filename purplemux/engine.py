@@ -73,15 +73,20 @@ class Engine:
 
     def load(self, sessions: Iterable[Session]) -> list[Event]:
         """Adopt stored sessions; return the RESTART events to submit (not live)."""
-        now = self.clock()
         restarts: list[Event] = []
         for s in sessions:
             self.sessions[s.id] = s
             self.timelines[s.id] = Timeline(replace(s, seq=0))
             if s.state is State.BUSY:
+                # Placed just after the last thing we knew, so whatever happened while we were
+                # down (spooled hooks, the session file, the transcript) folds in after it.
+                at = s.updated_at + 1e-6
                 restarts.append(
                     ev.Restart(
-                        session_id=s.id, at=now, id=f"restart:{s.id}:{now}", source=Source.DAEMON
+                        session_id=s.id,
+                        at=at,
+                        id=f"restart:{s.id}:{self.clock()}",
+                        source=Source.DAEMON,
                     )
                 )
         return restarts
@@ -158,7 +163,7 @@ class Engine:
             timeline = self.timelines.get(e.session_id)
             if timeline is None:
                 timeline = self.timelines[e.session_id] = Timeline(
-                    Session(id=e.session_id, state_since=e.at, updated_at=e.at)
+                    Session(id=e.session_id, state_since=e.at)
                 )
             new, effects = timeline.apply(e)
             self.stats.applied += 1

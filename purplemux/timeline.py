@@ -5,9 +5,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from purplemux.events import Event
+from purplemux.events import Event, Kind
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch, step
 from purplemux.model import Session
+
+ALWAYS_CURRENT = frozenset({Kind.TRANSCRIPT, Kind.PROCESS_SEEN, Kind.PROCESS_GONE})
+"""Kinds that describe the present whatever their timestamp, so they are never stale."""
 
 KEEP = 256
 """Entries kept per session: a late event older than all of them is applied on top instead."""
@@ -34,6 +37,10 @@ class Timeline:
     def apply(self, event: Event) -> tuple[Session, list[Effect]]:
         """Insert the event by (source time, id) and return the new current session and effects."""
         key = (event.at, event.id)
+        if event.at < self.base.updated_at and event.kind not in ALWAYS_CURRENT:
+            # Older than everything the base already folds in (a trimmed or reloaded history):
+            # it cannot be put in its place, and newer facts already superseded it.
+            return self.current, []
         if not self.entries or key >= self.entries[-1].key:
             new, effects = step(self.current, event)
             self.entries.append(Entry(key, event, new))

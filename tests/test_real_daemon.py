@@ -57,11 +57,12 @@ def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
         sid = payload["session_id"]
 
         def applied(sid: str = sid, n: int = n) -> dict[str, Any] | None:
-            s = daemon.session(sid)
             count = sum(1 for x in lines[: n + 1] if x["payload"]["session_id"] == sid)
-            if s and len(daemon.api("GET", f"/api/sessions/{sid}/events")["events"]) == count:
-                return s
-            return None
+            if daemon.session(sid) is None:
+                return None
+            if len(daemon.api("GET", f"/api/sessions/{sid}/events")["events"]) != count:
+                return None
+            return daemon.session(sid)  # read after the log: it includes that event
 
         session = wait_for(applied, timeout=10)
         assert session["state"] == expected.value, (n, name)

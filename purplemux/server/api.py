@@ -48,8 +48,12 @@ async def health() -> dict[str, str]:
 @router.post("/api/hooks", dependencies=[Depends(require_auth)])
 async def post_hook(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
     payload = await read_json(request)
+    # ASGI decodes headers as latin-1; the script sends UTF-8 (a tmux socket path may hold any).
+    headers = {
+        k: v.encode("latin-1").decode("utf-8", "replace") for k, v in request.headers.items()
+    }
     try:
-        event = to_event(payload, request.headers, time.time())
+        event = to_event(payload, headers, time.time())
     except PayloadError as exc:
         raise HTTPException(422, str(exc)) from None
     await rt.ingest(event, live=True)

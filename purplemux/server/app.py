@@ -29,6 +29,9 @@ from purplemux.store import AsyncStore
 
 log = logging.getLogger("purplemux")
 
+SPOOL_SWEEP = 10.0
+"""Seconds between looks for hook bodies orphaned in the spool's .tmp folder."""
+
 Component = Callable[[Runtime], Coroutine[Any, Any, None]]
 """A long-running part started by the lifespan (a source, a notifier), given the runtime."""
 
@@ -136,9 +139,22 @@ def _quarantine(path: Any) -> None:
 async def _watch_spool(rt: Runtime) -> None:
     """Files the hook script spools while we run (we were slow, or briefly unreachable)."""
     rt.settings.spool_dir.mkdir(parents=True, exist_ok=True)
-    async for _ in spool.watch_spool(rt.settings.spool_dir):
-        files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
-        await _apply_spooled(rt, files, live=True)
+
+    async def sweep() -> None:
+        # Bodies orphaned in .tmp by a killed hook announce nothing: look for them now and then.
+        while True:
+            await asyncio.sleep(SPOOL_SWEEP)
+            files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+            if files:
+                await _apply_spooled(rt, files, live=False)
+
+    sweeper = asyncio.create_task(sweep())
+    try:
+        async for _ in spool.watch_spool(rt.settings.spool_dir):
+            files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+            await _apply_spooled(rt, files, live=True)
+    finally:
+        sweeper.cancel()
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -1,0 +1,276 @@
+"""install-hooks / uninstall-hooks: a pure merge of Claude Code's settings, then one atomic write.
+
+Our hook items are recognised by their command: it ends with `status-hook.sh` (closing quotes
+aside) and contains `purplemux` in any case. Installing again with another command (the home
+moved, or the package did) therefore replaces our old items instead of adding a second set, and
+uninstall finds them wherever they point. `hook_command` always names PURPLEMUX_HOME, so the rule
+holds for any home. Everything else in the file, and every other hook, is kept as it was.
+
+One case cannot round-trip: an event array the user had left empty and that install appended to
+is dropped by uninstall, as one that install created; Claude treats both the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import shlex
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from purplemux import paths
+
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+HOOK_TIMEOUT = 10  # seconds; the script returns in milliseconds, this only bounds a sick machine
+SCRIPT_NAME = "status-hook.sh"
+NEW_FILE_MODE = 0o600  # settings.json can hold secrets (an env block with API keys)
+
+
+class SettingsError(ValueError):
+    """Claude's settings file cannot be merged safely; it was left untouched."""
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What an install or uninstall did to one settings file."""
+
+    path: Path
+    changed: bool
+    backup: Path | None = None
+
+
+def hook_command(script: Path, home: Path) -> str:
+    """The hook command line: the script, told where the daemon home is."""
+    # Claude's environment has no PURPLEMUX_HOME, so a non-default home must be in the command.
+    return f"PURPLEMUX_HOME={shlex.quote(str(home))} {shlex.quote(str(script))}"
+
+
+def is_ours(hook: Any) -> bool:
+    """Whether one hook item of a settings file is a purplemux status hook."""
+    if not isinstance(hook, dict) or hook.get("type") != "command":
+        return False
+    command = hook.get("command")
+    if not isinstance(command, str):
+        return False
+    return "purplemux" in command.lower() and command.strip().rstrip("'\"").endswith(SCRIPT_NAME)
+
+
+def merge_hooks(settings: dict[str, Any], command: str, events: Sequence[str]) -> dict[str, Any]:
+    """A copy of settings with our hook registered for each event (idempotent)."""
+    result = copy.deepcopy(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f'"hooks" is a {_kind(hooks)}, not an object')
+    for event in events:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise SettingsError(f'"hooks"."{event}" is a {_kind(entries)}, not an array')
+        # Items of an older install (another command) go; an item with this command stays as is.
+        kept = _without(entries, lambda h: is_ours(h) and h.get("command") != command)
+        if kept is not None:
+            entries[:] = kept
+        if not any(h.get("command") == command for h in _items(entries)):
+            item = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+            entries.append({"matcher": "", "hooks": [item]})
+    if not hooks and "hooks" not in settings:
+        del result["hooks"]  # no events asked for: leave the settings as they were
+    return result
+
+
+def remove_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of settings without our hook items, and without the containers that left empty."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event, entries in list(hooks.items()):
+        if not isinstance(entries, list):
+            continue
+        kept = _without(entries, is_ours)
+        if kept is None:
+            continue  # none of ours: a user's empty array stays empty
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+            if not hooks:
+                del result["hooks"]
+    return result
+
+
+def _without(entries: list[Any], drop: Callable[[Any], bool]) -> list[Any] | None:
+    """Entries minus the hook items drop() picks, or None when it picks none."""
+    kept: list[Any] = []
+    removed = False
+    for entry in entries:
+        inner = entry.get("hooks") if isinstance(entry, dict) else None
+        if not isinstance(inner, list) or not any(drop(h) for h in inner):
+            kept.append(entry)
+            continue
+        removed = True
+        rest = [h for h in inner if not drop(h)]
+        if rest:  # an entry our removal emptied goes; one that was already empty stays
+            kept.append({**entry, "hooks": rest})
+    return kept if removed else None
+
+
+def _items(entries: list[Any]) -> list[dict[str, Any]]:
+    """Every command hook item of an event's entries."""
+    found: list[dict[str, Any]] = []
+    for entry in entries:
+        inner = entry.get("hooks") if isinstance(entry, dict) else None
+        if isinstance(inner, list):
+            found.extend(h for h in inner if isinstance(h, dict) and h.get("type") == "command")
+    return found
+
+
+def _kind(value: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
+
+
+def install(settings_path: Path, command: str) -> InstallResult:
+    """Register our hook for every event in a Claude settings file."""
+    original, settings = _read(settings_path)
+    merged = merge_hooks(settings, command, HOOK_EVENTS)
+    if original is not None and merged == settings:
+        return InstallResult(path=settings_path, changed=False)
+    return _commit(settings_path, original, merged)
+
+
+def uninstall(settings_path: Path) -> InstallResult:
+    """Remove exactly our hook items from a Claude settings file."""
+    original, settings = _read(settings_path)
+    cleaned = remove_hooks(settings)
+    if original is None or cleaned == settings:
+        return InstallResult(path=settings_path, changed=False)
+    return _commit(settings_path, original, cleaned)
+
+
+def write_standalone(path: Path, command: str) -> InstallResult:
+    """Write a settings file holding only our hooks, for `claude --settings FILE`."""
+    return _commit(path, _read_bytes(path), merge_hooks({}, command, HOOK_EVENTS))
+
+
+def install_script(home: Path) -> Path:
+    """Copy the packaged hook script to home/status-hook.sh (mode 0755) and return its path."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    target = home / SCRIPT_NAME
+    data = paths.hook_script().read_bytes()
+    with contextlib.suppress(OSError):
+        if target.read_bytes() == data and stat.S_IMODE(target.stat().st_mode) == 0o755:
+            return target
+    _write_atomic(target, data, 0o755)
+    return target
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+    """The file's bytes (None when missing) and its JSON object; SettingsError if not one."""
+    original = _read_bytes(path)
+    if original is None or not original.strip():
+        return original, {}  # missing or empty: nothing configured yet
+    try:
+        settings = json.loads(original.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start}); left untouched") from None
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            f" (char {exc.pos}); fix it or move it away, it was left untouched"
+        ) from None
+    if not isinstance(settings, dict):
+        raise SettingsError(
+            f"{path}: holds a JSON {_kind(settings)}, not an object; left untouched"
+        )
+    return original, settings
+
+
+def _commit(path: Path, original: bytes | None, settings: dict[str, Any]) -> InstallResult:
+    """Write settings over path unless the bytes are the same; back up what it replaces."""
+    data = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    if original == data:
+        return InstallResult(path=path, changed=False)
+    # A dotfile manager may link settings.json elsewhere: write through the link, keep the link.
+    target = path.resolve() if path.is_symlink() else path
+    mode = stat.S_IMODE(target.stat().st_mode) if original is not None else NEW_FILE_MODE
+    backup = _backup(target, original, mode) if original is not None else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, data, mode)
+    return InstallResult(path=path, changed=True, backup=backup)
+
+
+def _backup(target: Path, original: bytes, mode: int) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = target.with_name(f"{target.name}.purplemux-backup-{stamp}")
+    candidate, n = base, 0
+    while True:
+        try:
+            # O_EXCL: two runs in the same second must not overwrite the first backup.
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileExistsError:
+            n += 1
+            candidate = base.with_name(f"{base.name}-{n}")
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(original)
+        return candidate
+
+
+def _write_atomic(target: Path, data: bytes, mode: int) -> None:
+    """Replace target with data in one rename, so readers see the old or the new file, whole."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    done = False
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+        done = True
+    finally:
+        if not done:  # never leave a half-written temp file next to the user's settings
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    with contextlib.suppress(OSError):  # make the rename itself durable; not all systems can
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,149 @@
+"""The spool folder: hook events the daemon could not take when they happened, and its watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchfiles import Change, awatch
+
+# The hook script's delivery headers; the spool file repeats them (see hooks/status-hook.sh).
+HEADER_ID = "x-purplemux-event-id"
+HEADER_TS = "x-purplemux-ts"
+REQUIRED = (HEADER_ID, HEADER_TS)
+
+SPOOL_SUFFIX = ".spool"
+BODY_SUFFIX = ".json"
+TMP_DIR = ".tmp"
+
+
+class SpoolError(ValueError):
+    """A spool file that the hook script cannot have written; the message says why."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One hook call as the daemon would have received it: headers (lower-cased) and body."""
+
+    headers: dict[str, str]
+    body: bytes
+
+
+def parse_spool(data: bytes) -> Delivery:
+    """Split a spool file into its `Name: value` header lines and the untouched body."""
+    head, blank, body = data.partition(b"\n\n")
+    if not blank:
+        raise SpoolError("no empty line between the headers and the body")
+    headers: dict[str, str] = {}
+    for number, line in enumerate(head.split(b"\n"), start=1):
+        raw_name, colon, raw_value = line.partition(b":")
+        try:
+            name = raw_name.decode("ascii").lower()
+        except UnicodeDecodeError:
+            raise SpoolError(f"header line {number}: the name is not ASCII") from None
+        if not colon or not name or name != name.strip() or " " in name:
+            raise SpoolError(f"header line {number}: not 'Name: value': {line[:80]!r}")
+        if name in headers:
+            raise SpoolError(f"header line {number}: {name} given twice")
+        # The script writes exactly one space after the colon; anything after it is the value.
+        value = raw_value.removeprefix(b" ")
+        # A tmux socket path is bytes; replace rather than fail on one that is not UTF-8.
+        headers[name] = value.decode("utf-8", "replace")
+    _check(headers)
+    return Delivery(headers=headers, body=body)
+
+
+def _check(headers: dict[str, str]) -> None:
+    for name in REQUIRED:
+        if not headers.get(name):
+            raise SpoolError(f"missing header {name}")
+    if not headers[HEADER_TS].isdigit():
+        raise SpoolError(f"{HEADER_TS} is not a number of nanoseconds: {headers[HEADER_TS]!r}")
+
+
+def read_delivery(path: Path) -> Delivery:
+    """Read a spool file, or an orphaned body from .tmp (headers then come from its name)."""
+    if path.suffix == SPOOL_SUFFIX:
+        return parse_spool(path.read_bytes())
+    if path.suffix == BODY_SUFFIX:
+        # The hook was stopped between saving stdin and spooling: only the name survives, which
+        # holds the event id and the time. The pane and tmux socket are unknown, so absent.
+        ts = _name_ts(path)
+        if ts is None:
+            raise SpoolError(f"{path.name}: not named <ts>-<pid>{BODY_SUFFIX}")
+        return Delivery(headers={HEADER_ID: path.stem, HEADER_TS: str(ts)}, body=path.read_bytes())
+    raise SpoolError(f"{path.name}: neither a {SPOOL_SUFFIX} file nor a {BODY_SUFFIX} body")
+
+
+def pending_files(
+    spool_dir: Path, stale_after: float = 10.0, now: float | None = None
+) -> list[Path]:
+    """Every spooled event, plus bodies orphaned in .tmp, oldest source time first."""
+    now = time.time() if now is None else now
+    found: dict[str, Path] = {}
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for path in (spool_dir / TMP_DIR).glob(f"*{BODY_SUFFIX}"):
+            try:
+                age = now - path.stat().st_mtime
+            except FileNotFoundError:
+                continue  # delivered or spooled while we looked
+            # A younger body may belong to a hook that is still delivering it.
+            if age >= stale_after and path.is_file():
+                found[path.stem] = path
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for path in spool_dir.glob(f"*{SPOOL_SUFFIX}"):
+            if path.is_file():
+                found[path.stem] = path  # the spool file has the headers the body lacks
+    return sorted(found.values(), key=_order)
+
+
+def remove(path: Path) -> None:
+    """Forget a stored event: its spool file and any copy of its body left in .tmp."""
+    spool_dir = path.parent.parent if path.parent.name == TMP_DIR else path.parent
+    for leftover in (
+        path,
+        spool_dir / TMP_DIR / f"{path.stem}{BODY_SUFFIX}",
+        spool_dir / TMP_DIR / f"{path.stem}{SPOOL_SUFFIX}",
+    ):
+        leftover.unlink(missing_ok=True)
+
+
+async def watch_spool(
+    spool_dir: Path, stop_event: asyncio.Event | None = None
+) -> AsyncIterator[list[Path]]:
+    """Yield the spool files that appear, in source-time order, until stop_event is set."""
+    spool_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def wanted(change: Change, name: str) -> bool:
+        # The hook writes in .tmp and renames into place, so a complete file appears as added.
+        return change != Change.deleted and name.endswith(SPOOL_SUFFIX)
+
+    async for changes in awatch(
+        spool_dir,
+        watch_filter=wanted,
+        debounce=50,
+        step=10,
+        stop_event=stop_event,
+        recursive=False,
+        force_polling=False,
+    ):
+        # Not recursive, so every name is directly in spool_dir (never in .tmp).
+        paths = {spool_dir / Path(name).name for _, name in changes}
+        ready = sorted((p for p in paths if p.is_file()), key=_order)
+        if ready:
+            yield ready
+
+
+def _name_ts(path: Path) -> int | None:
+    ts, dash, _pid = path.stem.partition("-")
+    return int(ts) if dash and ts.isdigit() else None
+
+
+def _order(path: Path) -> tuple[int, int, str]:
+    # By the hook's start time; a name the script did not make sorts last rather than failing.
+    ts = _name_ts(path)
+    return (0, ts, path.name) if ts is not None else (1, 0, path.name)
