@@ -8,7 +8,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
@@ -24,12 +23,12 @@ BATCH = 512
 SEEN_IDS = 200_000
 
 
-class Listener(Protocol):
-    """Something that acts on the engine's effects (push, desktop, transcript watching)."""
-
-    def on_notify(self, session: Session, notify: Notify) -> None: ...
-
-    def on_watch(self, session: Session, path: str | None) -> None: ...
+NotifyListener = Callable[[Session, Notify], None]
+"""Called on a live entry into needs-input or review (push, desktop)."""
+WatchListener = Callable[[Session, str | None], None]
+"""Called with a transcript path to follow for the session, or None to stop."""
+ChangeListener = Callable[[Session], None]
+"""Called with each session that changed, after it is stored (tmux pane options, ...)."""
 
 
 @dataclass(eq=False)
@@ -61,7 +60,9 @@ class Engine:
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
         self.feed = Feed(self.snapshot)
-        self.listeners: list[Listener] = []
+        self.on_notify: list[NotifyListener] = []
+        self.on_watch: list[WatchListener] = []
+        self.on_change: list[ChangeListener] = []
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -192,12 +193,12 @@ class Engine:
                     self._schedule_tick(session.id, eff.at)
                 elif isinstance(eff, Watch | Unwatch):
                     path = eff.path if isinstance(eff, Watch) else None
-                    for listener in self.listeners:
-                        listener.on_watch(self.sessions[session.id], path)
+                    self._call(self.on_watch, self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START:
                 self._retire_pane_siblings(self.sessions[session.id])
         for session in broadcast.values():
             self.feed.publish({"type": "session", "session": session.to_json()})
+            self._call(self.on_change, session)
 
     def _remember(self, event_id: str) -> None:
         self._seen[event_id] = None
@@ -214,11 +215,15 @@ class Engine:
         if len(self._notified) > 10_000:
             self._notified.popitem(last=False)
         self.stats.notifications += 1
-        for listener in self.listeners:
+        self._call(self.on_notify, session, notify)
+
+    @staticmethod
+    def _call(listeners: list[Callable[..., None]], *args: object) -> None:
+        for listener in listeners:
             try:
-                listener.on_notify(session, notify)
+                listener(*args)
             except Exception:
-                log.exception("a notification listener failed")
+                log.exception("an engine listener failed")
 
     def _schedule_tick(self, session_id: str, at: float) -> None:
         key = (session_id, at)
