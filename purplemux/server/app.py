@@ -19,9 +19,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from purplemux import __version__
 from purplemux.engine import Engine
 from purplemux.paths import web_dir
-from purplemux.server import api, page, stream
+from purplemux.server import api, notifications, page, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.runtime import Runtime
+from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
@@ -36,8 +37,17 @@ Component = Callable[[Runtime], Coroutine[Any, Any, None]]
 """A long-running part started by the lifespan (a source, a notifier), given the runtime."""
 
 
+def default_components(settings: Settings) -> list[Component]:
+    """The long-running parts of a daemon: live sources (unless disabled), notifications."""
+    parts: list[Component] = list(sources.ALL) if settings.watch_sources else []
+    parts.append(notifications.notifier)
+    return parts
+
+
 def create_app(settings: Settings, components: list[Component] | None = None) -> FastAPI:
     """Build the daemon's app; nothing runs until its lifespan starts."""
+    if components is None:
+        components = default_components(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -47,7 +57,7 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
         try:
             await drain_spool(rt)
             tasks.append(asyncio.create_task(_watch_spool(rt), name="spool"))
-            for component in components or []:
+            for component in components:
                 tasks.append(
                     asyncio.create_task(
                         component(rt), name=getattr(component, "__name__", "component")
@@ -64,6 +74,8 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(page.router)
+    app.include_router(notifications.router)
+    app.add_middleware(SecurityMiddleware)
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
     _install_error_handlers(app)
     return app

@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +279,7 @@ def jsnum(x: float) -> str:
 
 
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else ""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
 
 
 def clock(ts: float) -> str:

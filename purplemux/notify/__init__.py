@@ -1,0 +1,1 @@
+"""Telling the user: Web Push to browsers and phones, and desktop notifications."""

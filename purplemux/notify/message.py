@@ -1,0 +1,63 @@
+"""What a notification says about a session (pure: no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from purplemux.model import Session, State
+
+BODY_LIMIT = 180
+"""Longest body, in characters: phones cut longer ones anyway."""
+
+
+def push_payload(session: Session) -> dict[str, Any]:
+    """The JSON the service worker turns into a notification."""
+    return {
+        "title": title(session),
+        "body": body(session),
+        "tag": f"purplemux-{session.id}",
+        "session_id": session.id,
+        "state": session.state.value,
+        "url": f"/#session-{session.id}",
+    }
+
+
+def urgency_for(state: State) -> str:
+    """The Web Push `Urgency`: a waiting dialog wakes a phone, a finished turn need not."""
+    return "high" if state is State.NEEDS_INPUT else "normal"
+
+
+def title(session: Session) -> str:
+    """`project · pane`, or the project alone outside tmux."""
+    project = session.project or f"session {session.id[:8]}"
+    pane = session.tmux.pane if session.tmux else None
+    return f"{project} · {pane}" if pane else project
+
+
+def body(session: Session) -> str:
+    """What the session wants: the pending question or command, or the answer's first words."""
+    if session.state is State.NEEDS_INPUT:
+        waiting = _clean(session.waiting_for)
+        return shorten(f"Waiting for: {waiting}" if waiting else "Waiting for your input")
+    if session.state is State.REVIEW:
+        if session.error:
+            return shorten(f"Failed: {_clean(session.error)}")
+        snippet = _clean(session.snippet)
+        return shorten(snippet) if snippet else "Finished; ready for review"
+    return shorten(f"Now {session.state.value}")
+
+
+def shorten(text: str, limit: int = BODY_LIMIT) -> str:
+    """Cut at a word boundary when one is near, and mark the cut with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit * 2 // 3:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def _clean(text: str | None) -> str:
+    """Collapse newlines and runs of blanks: a notification shows one paragraph."""
+    return " ".join(text.split()) if text else ""

@@ -1,0 +1,84 @@
+"""Whether a Notify effect becomes a push (pure: the caller passes times and focus)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection
+from enum import StrEnum
+
+from purplemux.machine import Notify
+from purplemux.model import ATTENTION_STATES, Session, State
+
+
+class Verdict(StrEnum):
+    """The decision, with its reason (worth a debug log line)."""
+
+    PUSH = "push"
+    NOT_ATTENTION = "not an entry into needs-input or review"
+    DUPLICATE = "this entry was already decided"
+    FOCUSED = "a dashboard page is visible and focused"
+    COOLDOWN = "the session was pushed for moments ago"
+
+
+EntryKey = tuple[str, State, float]
+
+
+class PushPolicy:
+    """Push each live entry into needs-input or review once, unless the user is looking."""
+
+    def __init__(self, cooldown: float = 0.0, remember: int = 1024) -> None:
+        if cooldown < 0 or remember < 1:
+            raise ValueError("cooldown must be >= 0 and remember >= 1")
+        self.cooldown = cooldown
+        self.remember = remember
+        self._seen: OrderedDict[EntryKey, None] = OrderedDict()
+        self._last_push: OrderedDict[str, float] = OrderedDict()
+
+    def decide(
+        self,
+        session: Session,
+        notify: Notify,
+        *,
+        now: float,
+        focused_pages: int | Collection[object] = 0,
+    ) -> Verdict:
+        """Decide for one Notify effect; `now` is the caller's clock, used for the cooldown."""
+        if notify.state not in ATTENTION_STATES:
+            return Verdict.NOT_ATTENTION
+        key: EntryKey = (session.id, notify.state, notify.since)
+        if key in self._seen:
+            return Verdict.DUPLICATE
+        # Every decided entry is remembered, pushed or not: an entry the user saw in a focused
+        # dashboard must not be pushed later when the engine re-derives and emits it again.
+        self._remember(key)
+        count = focused_pages if isinstance(focused_pages, int) else len(focused_pages)
+        if count > 0:
+            return Verdict.FOCUSED
+        last = self._last_push.get(session.id)
+        if self.cooldown > 0 and last is not None and now - last < self.cooldown:
+            return Verdict.COOLDOWN
+        self._last_push[session.id] = now
+        self._last_push.move_to_end(session.id)
+        while len(self._last_push) > self.remember:
+            self._last_push.popitem(last=False)
+        return Verdict.PUSH
+
+    def should_push(
+        self,
+        session: Session,
+        notify: Notify,
+        *,
+        now: float,
+        focused_pages: int | Collection[object] = 0,
+    ) -> bool:
+        """`decide(...) is Verdict.PUSH`."""
+        return self.decide(session, notify, now=now, focused_pages=focused_pages) is Verdict.PUSH
+
+    def forget(self, session_id: str) -> None:
+        """Drop a removed session's cooldown (entry keys age out on their own)."""
+        self._last_push.pop(session_id, None)
+
+    def _remember(self, key: EntryKey) -> None:
+        self._seen[key] = None
+        while len(self._seen) > self.remember:
+            self._seen.popitem(last=False)

@@ -1,0 +1,286 @@
+"""Claude's own per-process files, $CLAUDE_CONFIG_DIR/sessions/<pid>.json, as status events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]  # psutil ships no type hints; pyproject has no types-psutil
+from watchfiles import awatch
+
+from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
+
+log = logging.getLogger(__name__)
+
+START_SLACK = 2.0
+"""Seconds a process may seem to start after its file's startedAt (clock steps, rounding)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    """One parsed sessions/<pid>.json; times in unix seconds."""
+
+    pid: int
+    session_id: str
+    cwd: str | None = None
+    started_at: float | None = None
+    proc_start: str | None = None
+    status: str | None = None
+    waiting_for: str | None = None
+    status_updated_at: float | None = None
+    status_updated_ms: int | None = None
+    kind: str | None = None
+    name: str | None = None
+    version: str | None = None
+
+    def started_as(self, create_time: float) -> bool:
+        """Whether the process now at self.pid (created at create_time) is the file's writer."""
+        ticks = _start_ticks(self.pid)
+        if self.proc_start is not None and self.proc_start.isdigit() and ticks is not None:
+            # Verified on 2.1.197: procStart is /proc/<pid>/stat field 22 (clock ticks since
+            # boot), so the comparison is exact.
+            return int(self.proc_start) == ticks
+        if self.started_at is not None:
+            # The writer existed before it wrote startedAt; a process started later is a reuse.
+            return create_time <= self.started_at + START_SLACK
+        return True
+
+
+def _start_ticks(pid: int) -> int | None:
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks after boot), if readable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = data.rpartition(b")")[2].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _ms(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    return None
+
+
+def parse_session_file(data: bytes, pid: int | None = None) -> SessionFile | None:
+    """Parse a session file's bytes (pid from the name when the body lacks it); None on garbage."""
+    try:
+        raw = json.loads(data)
+    except Exception:  # partial write, garbage, invalid UTF-8
+        return None
+    if not isinstance(raw, dict):
+        return None
+    file_pid = raw.get("pid", pid)
+    session_id = _str(raw, "sessionId")
+    if not isinstance(file_pid, int) or isinstance(file_pid, bool) or file_pid <= 0:
+        return None
+    if not session_id:
+        return None
+    proc_start = raw.get("procStart")
+    updated = _ms(raw, "statusUpdatedAt")
+    started = _ms(raw, "startedAt")
+    return SessionFile(
+        pid=file_pid,
+        session_id=session_id,
+        cwd=_str(raw, "cwd"),
+        started_at=started / 1000 if started is not None else None,
+        proc_start=str(proc_start) if isinstance(proc_start, str | int) else None,
+        status=_str(raw, "status"),
+        waiting_for=_str(raw, "waitingFor"),
+        status_updated_at=updated / 1000 if updated is not None else None,
+        status_updated_ms=updated,
+        kind=_str(raw, "kind"),
+        name=_str(raw, "name"),
+        version=_str(raw, "version"),
+    )
+
+
+def status_event(sf: SessionFile) -> Event | None:
+    """The status event a session file stands for; None for an unknown status."""
+    kinds: dict[str | None, type[StatusBusy | StatusWaiting | StatusIdle]] = {
+        "busy": StatusBusy,
+        "waiting": StatusWaiting,
+        "idle": StatusIdle,
+    }
+    cls = kinds.get(sf.status)
+    if cls is None:
+        return None
+    # The session id is part of the id: /clear gives the same pid a new session id while
+    # status and statusUpdatedAt stay as they were (verified on 2.1.197).
+    common: dict[str, Any] = dict(
+        session_id=sf.session_id,
+        at=sf.status_updated_at or sf.started_at or 0.0,
+        id=f"sf:{sf.pid}:{sf.session_id}:{sf.status_updated_ms}:{sf.status}",
+        source=Source.SESSION_FILE,
+        cwd=sf.cwd,
+        pid=sf.pid,
+    )
+    if cls is StatusWaiting:
+        return StatusWaiting(waiting_for=sf.waiting_for, **common)
+    return cls(**common)
+
+
+def is_same_process(sf: SessionFile, proc: psutil.Process) -> bool:
+    """Whether proc is the process that wrote sf (not a later one that reused its pid)."""
+    if proc.pid != sf.pid:
+        return False
+    try:
+        return bool(proc.is_running()) and sf.started_as(proc.create_time())
+    except psutil.Error:
+        return False
+
+
+def _alive(sf: SessionFile) -> bool:
+    try:
+        return is_same_process(sf, psutil.Process(sf.pid))
+    except psutil.Error:
+        return False
+
+
+def _key(sf: SessionFile) -> tuple[object, ...]:
+    return (sf.session_id, sf.status, sf.status_updated_ms, sf.waiting_for)
+
+
+class SessionFileWatcher:
+    """Watches the sessions folder and yields status events for new or changed files."""
+
+    def __init__(
+        self,
+        sessions_dir: Path,
+        *,
+        check_alive: bool = True,
+        debounce_ms: int = 10,
+        step_ms: int = 1,
+        rescan_ms: int = 5000,
+    ) -> None:
+        self.sessions_dir = Path(os.path.abspath(sessions_dir))
+        self.check_alive = check_alive
+        self.debounce_ms, self.step_ms, self.rescan_ms = debounce_ms, step_ms, rescan_ms
+        self._known: dict[int, SessionFile] = {}
+
+    def _read_dir(self) -> tuple[dict[int, SessionFile], set[int]]:
+        """Parsed files by pid, and the pids whose file exists (parsed or not)."""
+        parsed: dict[int, SessionFile] = {}
+        present: set[int] = set()
+        try:
+            entries = list(os.scandir(self.sessions_dir))
+        except OSError:
+            return parsed, present
+        for entry in entries:
+            stem, dot, ext = entry.name.partition(".")
+            if not (stem.isdigit() and dot and ext == "json"):
+                continue
+            present.add(int(stem))
+            try:
+                data = Path(entry.path).read_bytes()
+            except OSError:
+                continue
+            sf = parse_session_file(data, int(stem))
+            if sf is not None:
+                parsed[sf.pid] = sf
+        return parsed, present
+
+    def scan(self) -> dict[int, SessionFile]:
+        """Every parseable session file now, by pid (blocking)."""
+        return self._read_dir()[0]
+
+    def known(self) -> dict[int, SessionFile]:
+        """The files seen by the last pass of events(), by pid."""
+        return dict(self._known)
+
+    def _update(self) -> list[Event]:
+        """Rescan; return events for new or changed files and forget removed ones (blocking)."""
+        parsed, present = self._read_dir()
+        out: list[Event] = []
+        new_known: dict[int, SessionFile] = {}
+        for pid in present:
+            sf = parsed.get(pid)
+            old = self._known.get(pid)
+            if sf is None:
+                # Claude rewrites the file in place: a half-written one keeps the last good copy.
+                if old is not None:
+                    new_known[pid] = old
+                continue
+            new_known[pid] = sf
+            if old is not None and _key(old) == _key(sf):
+                continue
+            # A file left behind by a crashed process must not drive a live session.
+            if self.check_alive and not _alive(sf):
+                continue
+            event = status_event(sf)
+            if event is not None:
+                out.append(event)
+        self._known = new_known
+        out.sort(key=lambda e: e.at)
+        return out
+
+    def _watch_dir(self) -> Path:
+        folder = self.sessions_dir
+        while not folder.is_dir() and folder != folder.parent:
+            folder = folder.parent
+        return folder
+
+    async def events(self) -> AsyncGenerator[list[Event], None]:
+        """Yield status events: first for every current file, then as files change."""
+        failing = False
+        while True:
+            folder = self._watch_dir()
+            stop = asyncio.Event()
+            changes_iter = awatch(
+                folder,
+                watch_filter=None,
+                debounce=self.debounce_ms,
+                step=self.step_ms,
+                stop_event=stop,
+                rust_timeout=self.rescan_ms,
+                yield_on_timeout=True,  # a quiet spell rescans: a missed change is caught
+                recursive=False,
+                force_polling=False,
+            )
+            first = asyncio.ensure_future(changes_iter.__anext__())
+            broken = False
+            try:
+                # awatch registers its watcher in its first step: scan after that, miss nothing.
+                await asyncio.sleep(0)
+                started = False
+                while True:
+                    if batch := await asyncio.to_thread(self._update):
+                        yield batch
+                    await (changes_iter.__anext__() if started else first)
+                    started = True
+                    if failing:
+                        log.info("session file watch recovered")
+                        failing = False
+                    if self._watch_dir() != folder:
+                        break  # the sessions folder appeared (or vanished): watch anew
+            except StopAsyncIteration:
+                pass
+            except Exception as exc:  # the folder vanished mid-watch, permissions, limits
+                broken = True
+                if not failing:
+                    log.warning("session file watch failed: %s", exc)
+                    failing = True
+            finally:
+                stop.set()
+                first.cancel()
+                await asyncio.gather(first, return_exceptions=True)
+                await changes_iter.aclose()
+            if broken:
+                await asyncio.sleep(self.rescan_ms / 1000)

@@ -1,0 +1,294 @@
+"""tmux panes and the process tree: which Claude process runs which session, and where."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import time
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
+
+from purplemux.events import Event, ProcessGone, ProcessSeen, Source
+from purplemux.model import TmuxLocation
+
+log = logging.getLogger(__name__)
+
+PANE_FORMAT = "#{pane_id}\t#{pane_pid}\t#{session_name}\t#{window_index}\t#{socket_path}"
+CLAUDE_NAMES = frozenset({"claude", "claude.exe"})
+START_SLACK = 1.0
+"""Seconds two readings of one process's start time may differ (boot time is re-derived)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """One tmux pane: its id, the pid of its own process, and where it sits."""
+
+    pane_id: str
+    pid: int
+    session: str
+    window: str
+    socket: str
+
+    def location(self) -> TmuxLocation:
+        """The pane as the session record shows it."""
+        return TmuxLocation(self.pane_id, self.socket, self.session, self.window)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcInfo:
+    """What one process-table walk knows of a process."""
+
+    pid: int
+    ppid: int
+    name: str
+    cmdline: tuple[str, ...]
+    create_time: float
+
+
+@dataclass(slots=True)
+class ProcessTable:
+    """A snapshot of all processes, with a parent -> children index."""
+
+    procs: dict[int, ProcInfo] = field(default_factory=dict)
+    children: dict[int, list[int]] = field(default_factory=dict)
+
+
+def socket_from_tmux_env(value: str | None) -> str | None:
+    """The socket path in a $TMUX value ("path,server-pid,session")."""
+    return (value.split(",", 1)[0] or None) if value else None
+
+
+def list_panes(
+    socket: str | None = None, *, tmux: str = "tmux", timeout: float = 2.0
+) -> list[Pane]:
+    """Every pane of one tmux server, in one call; [] if tmux or its server is not there."""
+    argv = [tmux, *(["-S", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []  # no tmux binary, or a hung server
+    if done.returncode != 0:
+        return []  # "no server running" and the like
+    panes: list[Pane] = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t")
+        if len(parts) != 5 or not parts[1].isdigit():
+            continue
+        pane_id, pid, session, window, path = parts
+        panes.append(Pane(pane_id, int(pid), session, window, path or socket or ""))
+    return panes
+
+
+def snapshot() -> ProcessTable:
+    """All processes from one psutil walk (children(recursive=True) per pane costs far more)."""
+    table = ProcessTable()
+    for proc in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time"]):
+        info = proc.info
+        pid, ppid = info.get("pid"), info.get("ppid")
+        if not isinstance(pid, int):
+            continue
+        ppid = ppid if isinstance(ppid, int) else 0
+        table.procs[pid] = ProcInfo(
+            pid,
+            ppid,
+            info.get("name") or "",
+            tuple(info.get("cmdline") or ()),
+            float(info.get("create_time") or 0.0),
+        )
+        table.children.setdefault(ppid, []).append(pid)
+    return table
+
+
+def is_claude(info: ProcInfo) -> bool:
+    """A Claude Code CLI: the native binary, or node running the npm package."""
+    argv0 = os.path.basename(info.cmdline[0]) if info.cmdline else ""
+    if info.name in CLAUDE_NAMES or argv0 in CLAUDE_NAMES:
+        return True
+    if info.name.startswith("node") or argv0.startswith("node"):
+        return any("claude-code" in arg for arg in info.cmdline[1:])
+    return False
+
+
+def find_claude_under(pid: int, table: ProcessTable) -> int | None:
+    """The outermost Claude process at pid or below it (breadth first), if any."""
+    queue, seen = [pid], set()
+    while queue:
+        current = queue.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        info = table.procs.get(current)
+        if info is not None and is_claude(info):
+            return current
+        queue.extend(table.children.get(current, ()))
+    return None
+
+
+class SessionClaim(Protocol):
+    """A session file's word that a pid runs a session (claude_sessions.SessionFile fits)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    def started_as(self, create_time: float) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the engine knows of a live session: pid, the pane its hooks report, alive."""
+
+    pid: int | None = None
+    pane: str | None = None
+    socket: str | None = None
+    alive: bool | None = None
+
+
+_Found = tuple[int, float, TmuxLocation | None]
+
+
+class ProcessPoller:
+    """Matches sessions to Claude processes and panes; reports them found, moved or gone."""
+
+    def __init__(
+        self,
+        claims: Callable[[], Iterable[SessionClaim]] | None = None,
+        *,
+        sockets: Iterable[str] = (),
+        default_socket: bool = True,
+        tmux: str = "tmux",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._claims = claims or (lambda: ())
+        self._sockets: list[str | None] = [None] if default_socket else []
+        self._sockets += [s for s in sockets if s not in self._sockets]
+        self._tmux = tmux
+        self._clock = clock
+        self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
+        self._lock = asyncio.Lock()
+
+    def add_socket(self, path: str) -> None:
+        """Also query the tmux server at this socket path."""
+        if path and path not in self._sockets:
+            self._sockets.append(path)
+
+    def panes(self, extra: Iterable[str | None] = ()) -> list[Pane]:
+        """Panes of every known server, each pane once (blocking)."""
+        out: dict[tuple[str, str], Pane] = {}
+        for sock in dict.fromkeys([*self._sockets, *extra]):
+            for pane in list_panes(sock, tmux=self._tmux):
+                out.setdefault((pane.socket, pane.pane_id), pane)
+        return list(out.values())
+
+    async def poll(self, known_sessions: Mapping[str, Known]) -> list[Event]:
+        """One look at processes and panes; [] if a poll is already running."""
+        if self._lock.locked():
+            return []  # the previous poll is still out: a second one would only repeat it
+        async with self._lock:
+            try:
+                claims = list(self._claims())
+                return await asyncio.to_thread(self._poll, dict(known_sessions), claims)
+            except Exception as exc:
+                log.warning("process poll failed: %s", exc)
+                return []
+
+    async def events(
+        self, known: Callable[[], Mapping[str, Known]], interval: float = 2.0
+    ) -> AsyncGenerator[list[Event], None]:
+        """Poll every `interval` seconds, yielding non-empty batches."""
+        while True:
+            if batch := await self.poll(known()):
+                yield batch
+            await asyncio.sleep(interval)
+
+    def _poll(self, known: dict[str, Known], claims: list[SessionClaim]) -> list[Event]:
+        table = snapshot()
+        panes = self.panes(k.socket for k in known.values() if k.socket)
+        now = self._clock()
+        in_pane: dict[tuple[str, str], int] = {}
+        pane_of: dict[int, Pane] = {}
+        for pane in panes:
+            pid = find_claude_under(pane.pid, table)
+            if pid is not None:
+                in_pane[(pane.socket, pane.pane_id)] = pid
+                pane_of.setdefault(pid, pane)
+
+        def found(pid: int) -> _Found:
+            pane = pane_of.get(pid)
+            return pid, table.procs[pid].create_time, pane.location() if pane else None
+
+        now_found: dict[str, _Found] = {}
+        owner: dict[int, str] = {}
+        for claim in claims:
+            info = table.procs.get(claim.pid)
+            if info is not None and claim.started_as(info.create_time):
+                now_found[claim.session_id] = found(claim.pid)
+                owner[claim.pid] = claim.session_id
+        for sid, k in known.items():
+            if sid in now_found:
+                continue
+            pid = None
+            if k.pane:
+                pid = next(
+                    (
+                        p
+                        for (sock, pane_id), p in in_pane.items()
+                        if pane_id == k.pane and (k.socket is None or sock == k.socket)
+                    ),
+                    None,
+                )
+            if pid is None and k.pid is not None and k.pid in table.procs:
+                pid = k.pid if is_claude(table.procs[k.pid]) else None
+            if pid is not None and owner.get(pid, sid) == sid:
+                now_found[sid] = found(pid)
+
+        out: list[Event] = []
+        gone: set[str] = set()
+        for sid, (pid, created, _) in list(self._seen.items()):
+            info = table.procs.get(pid)
+            reused = info is None or abs(info.create_time - created) > START_SLACK
+            # After /clear the process's file names another session: this one is over.
+            moved_on = owner.get(pid, sid) != sid
+            if reused or moved_on:
+                out.append(self._gone(sid, pid, created, now))
+                gone.add(sid)
+                del self._seen[sid]
+        for sid, k in known.items():
+            fresh = sid not in self._seen and sid not in gone and sid not in now_found
+            if k.alive and k.pid is not None and fresh:
+                info = table.procs.get(k.pid)
+                if info is None or not is_claude(info):
+                    # Seen alive by an earlier run of the daemon and gone since.
+                    out.append(self._gone(sid, k.pid, 0.0, now))
+        for sid, fact in now_found.items():
+            if self._seen.get(sid) != fact:
+                self._seen[sid] = fact
+                pid, created, loc = fact
+                where = f"{loc.socket}:{loc.session}:{loc.window}:{loc.pane}" if loc else "-"
+                out.append(
+                    ProcessSeen(
+                        session_id=sid,
+                        at=now,
+                        id=f"ps:{sid}:{pid}:{created:.2f}:{where}",
+                        source=Source.PROCESS,
+                        pid=pid,
+                        tmux=loc,
+                    )
+                )
+        return out
+
+    def _gone(self, sid: str, pid: int, created: float, now: float) -> Event:
+        return ProcessGone(
+            session_id=sid,
+            at=now,
+            id=f"pg:{sid}:{pid}:{created:.2f}",
+            source=Source.PROCESS,
+            pid=pid,
+        )

@@ -1,0 +1,316 @@
+"""WebPushSender against a fake push service that checks VAPID and decrypts like a browser."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.notify.message import push_payload, urgency_for
+from purplemux.notify.vapid import VapidKeys, load_or_create_keys
+from purplemux.notify.webpush import WebPushSender
+
+from .fake_push_service import FakePushService, MemoryStore
+
+SUBJECT = "mailto:purplemux@localhost"
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> VapidKeys:
+    return load_or_create_keys(tmp_path / "home")
+
+
+@pytest.fixture
+def service() -> Iterator[FakePushService]:
+    with FakePushService() as svc:
+        yield svc
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    return MemoryStore()
+
+
+@pytest_asyncio.fixture
+async def sender(keys: VapidKeys, store: MemoryStore) -> AsyncIterator[WebPushSender]:
+    s = WebPushSender(keys, store, subject=SUBJECT, timeout=2.0, backoff=0.01)
+    yield s
+    s.close()
+
+
+def waiting_session() -> Session:
+    return Session(
+        id="sess-1",
+        state=State.NEEDS_INPUT,
+        cwd="/home/dev/projects/shop",
+        tmux=TmuxLocation(pane="%3", session="work", window="1"),
+        waiting_for="Bash: npm run deploy --prod",
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.mark.asyncio
+async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    session = waiting_session()
+
+    report = await sender.send(push_payload(session), urgency_for(session.state))
+
+    assert service.errors == []
+    assert report.delivered == (sub.endpoint,) and report.ok
+    [delivery] = service.for_subscription(sub)
+    assert delivery.json["title"] == "shop · %3"
+    assert "npm run deploy --prod" in delivery.json["body"]
+    assert delivery.json["session_id"] == "sess-1"
+    assert delivery.json["tag"] == "purplemux-sess-1"
+    assert delivery.json["url"] == "/#session-sess-1"
+    assert delivery.headers["urgency"] == "high"
+    assert delivery.headers["ttl"] == "300"
+    assert delivery.claims["sub"] == SUBJECT
+    assert delivery.claims["aud"] == service.origin
+
+
+@pytest.mark.asyncio
+async def test_review_is_normal_urgency(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    session = Session(id="s2", state=State.REVIEW, cwd="/w/api", snippet="All 42 tests pass.")
+
+    await sender.send(push_payload(session), urgency_for(session.state))
+
+    [delivery] = service.for_subscription(sub)
+    assert delivery.headers["urgency"] == "normal"
+    assert delivery.json["body"] == "All 42 tests pass."
+
+
+@pytest.mark.asyncio
+async def test_each_endpoint_gets_its_own_audience(
+    sender: WebPushSender, store: MemoryStore
+) -> None:
+    # pywebpush writes `aud` into the claims it is given: a shared dict would sign the second
+    # service's JWT for the first one's origin.
+    with FakePushService() as one, FakePushService() as two:
+        subs = [one.subscribe(), two.subscribe(), one.subscribe()]
+        store.subscriptions.extend(s.to_json() for s in subs)
+        for _ in range(2):
+            report = await sender.send({"title": "t", "body": "b"}, "normal")
+            assert len(report.delivered) == 3
+        assert one.errors == two.errors == []
+        assert {d.claims["aud"] for d in two.received} == {two.origin}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("status", [404, 410])
+async def test_gone_subscription_is_removed(
+    status: int, sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    gone, kept = service.subscribe(), service.subscribe()
+    store.subscriptions.extend([gone.to_json(), kept.to_json()])
+    service.answer(gone, status)
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.removed == (gone.endpoint,)
+    assert report.delivered == (kept.endpoint,)
+    assert report.ok
+    assert store.endpoints() == [kept.endpoint]
+    assert service.attempts[gone.id] == 1
+
+
+@pytest.mark.asyncio
+async def test_server_error_is_retried_then_given_up_and_logged_once(
+    sender: WebPushSender,
+    service: FakePushService,
+    store: MemoryStore,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    service.answer(sub, 500)
+
+    with caplog.at_level(logging.DEBUG, logger="purplemux.notify.webpush"):
+        report = await sender.send({"title": "t", "body": "b"}, "high")
+
+    assert report.failed == (sub.endpoint,) and not report.ok
+    assert service.attempts[sub.id] == 3
+    assert store.endpoints() == [sub.endpoint]  # a 500 is not a reason to forget the device
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "http 500" in warnings[0].getMessage()
+
+
+@pytest.mark.asyncio
+async def test_transient_server_error_then_delivered(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    service.answer(sub, 503, times=1)
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.delivered == (sub.endpoint,)
+    assert service.attempts[sub.id] == 2
+
+
+@pytest.mark.asyncio
+async def test_client_error_is_not_retried(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    service.answer(sub, 403)  # e.g. the VAPID key does not match the subscription
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.failed == (sub.endpoint,)
+    assert service.attempts[sub.id] == 1
+    assert store.endpoints() == [sub.endpoint]
+
+
+@pytest.mark.asyncio
+async def test_refused_connection_does_not_raise(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    sub = service.subscribe()
+    dead = dict(sub.to_json(), endpoint=f"http://127.0.0.1:{closed_port()}/push/x")
+    store.subscriptions.append(dead)
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.failed == (dead["endpoint"],)
+    assert store.endpoints() == [dead["endpoint"]]
+
+
+@pytest.mark.asyncio
+async def test_timeout_does_not_raise(keys: VapidKeys, store: MemoryStore) -> None:
+    with FakePushService(delay=1.0) as slow:
+        sub = slow.subscribe()
+        store.subscriptions.append(sub.to_json())
+        sender = WebPushSender(keys, store, timeout=0.2, tries=2, backoff=0.01)
+        try:
+            started = time.monotonic()
+            report = await sender.send({"title": "t", "body": "b"}, "normal")
+            elapsed = time.monotonic() - started
+        finally:
+            sender.close()
+    assert report.failed == (sub.endpoint,)
+    assert elapsed < 0.9
+
+
+@pytest.mark.asyncio
+async def test_broken_subscription_or_store_does_not_raise(
+    sender: WebPushSender, service: FakePushService, store: MemoryStore
+) -> None:
+    good = service.subscribe()
+    store.subscriptions.extend([{"endpoint": f"{service.origin}/push/nokeys"}, good.to_json()])
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.delivered == (good.endpoint,)
+    assert report.failed == (f"{service.origin}/push/nokeys",)
+
+    class BrokenStore(MemoryStore):
+        def list_subscriptions(self) -> list[dict[str, Any]]:
+            raise RuntimeError("database is locked")
+
+    sender.store = BrokenStore()
+    assert await sender.send({"title": "t"}, "normal") == type(report)()
+
+
+@pytest.mark.asyncio
+async def test_sends_run_in_parallel_off_the_loop(keys: VapidKeys, store: MemoryStore) -> None:
+    with FakePushService(delay=0.4) as slow:
+        subs = [slow.subscribe() for _ in range(6)]
+        store.subscriptions.extend(s.to_json() for s in subs)
+        sender = WebPushSender(keys, store, timeout=5.0)
+        try:
+            started = time.monotonic()
+            task = asyncio.create_task(sender.send({"title": "t", "body": "b"}, "high"))
+            # The loop stays free while the POSTs wait on the network.
+            ticks = 0
+            while not task.done():
+                await asyncio.sleep(0.01)
+                ticks += 1
+            report = task.result()
+            elapsed = time.monotonic() - started
+        finally:
+            sender.close()
+    assert len(report.delivered) == 6
+    assert elapsed < 1.2  # one after another would take 2.4 s
+    assert max(slow.arrivals) - min(slow.arrivals) < 0.3
+    assert ticks >= 10
+
+
+@pytest.mark.asyncio
+async def test_no_subscriptions_is_a_quiet_no_op(sender: WebPushSender) -> None:
+    report = await sender.send({"title": "t"}, "normal")
+    assert report.delivered == report.failed == report.removed == ()
+
+
+@pytest.mark.asyncio
+async def test_a_store_that_cannot_remove_does_not_stop_other_deliveries(
+    sender: WebPushSender, service: FakePushService
+) -> None:
+    class StuckStore(MemoryStore):
+        def remove_subscription(self, endpoint: str) -> bool:
+            raise RuntimeError("read-only database")
+
+    gone, kept = service.subscribe(), service.subscribe()
+    sender.store = StuckStore([gone.to_json(), kept.to_json()])
+    service.answer(gone, 410)
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.failed == (gone.endpoint,)
+    assert report.delivered == (kept.endpoint,)
+
+
+@pytest.mark.asyncio
+async def test_send_after_close_does_not_raise(
+    keys: VapidKeys, service: FakePushService, store: MemoryStore
+) -> None:
+    store.subscriptions.append(service.subscribe().to_json())
+    sender = WebPushSender(keys, store)
+    sender.close()
+    report = await sender.send({"title": "t"}, "normal")
+    assert report.delivered == ()
+
+
+@pytest.mark.asyncio
+async def test_an_async_store_works_too(sender: WebPushSender, service: FakePushService) -> None:
+    gone, kept = service.subscribe(), service.subscribe()
+    inner = MemoryStore([gone.to_json(), kept.to_json()])
+
+    class AsyncStore:
+        async def list_subscriptions(self) -> list[dict[str, Any]]:
+            return inner.list_subscriptions()
+
+        async def remove_subscription(self, endpoint: str) -> bool:
+            return inner.remove_subscription(endpoint)
+
+    sender.store = AsyncStore()
+    service.answer(gone, 410)
+
+    report = await sender.send({"title": "t", "body": "b"}, "normal")
+
+    assert report.delivered == (kept.endpoint,)
+    assert inner.endpoints() == [kept.endpoint]

@@ -1,0 +1,77 @@
+// purplemux service worker: shows Web Push messages and brings the dashboard back on click.
+// Served at /static/sw.js with `Service-Worker-Allowed: /`, registered with scope `/`.
+
+self.addEventListener("install", () => {
+  // A new version takes over at once: it only shows notifications, there is no cache to migrate.
+  self.skipWaiting();
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
+function readPayload(event) {
+  if (!event.data) return {};
+  try {
+    const value = event.data.json();
+    return value && typeof value === "object" ? value : { body: String(value) };
+  } catch (_) {
+    // Not JSON: show the text rather than nothing.
+    return { body: event.data.text() };
+  }
+}
+
+self.addEventListener("push", (event) => {
+  const data = readPayload(event);
+  const title = data.title || "purplemux";
+  const options = {
+    body: data.body || "",
+    // Same tag per session: a newer state replaces the older notification, renotify alerts again.
+    tag: data.tag || "purplemux",
+    renotify: true,
+    data: { url: data.url || "/", session_id: data.session_id || null },
+  };
+  event.waitUntil(self.registration.showNotification(title, options));
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const data = event.notification.data || {};
+  const url = new URL(data.url || "/", self.registration.scope).href;
+  event.waitUntil(
+    (async () => {
+      const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+      const dashboard = windows.find((client) => client.url.startsWith(self.registration.scope));
+      if (dashboard) {
+        try {
+          await dashboard.focus();
+        } catch (_) {
+          // Focus can be refused (no user activation on some platforms); the message still helps.
+        }
+        dashboard.postMessage({ type: "purplemux:open-session", session_id: data.session_id, url });
+        return;
+      }
+      await self.clients.openWindow(url);
+    })(),
+  );
+});
+
+// The browser replaced the subscription (expiry, key rotation): subscribe again and tell the
+// daemon, or pushes stop silently. The old endpoint is pruned by the daemon on its next 410.
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(
+    (async () => {
+      let subscription = event.newSubscription;
+      if (!subscription && event.oldSubscription) {
+        subscription = await self.registration.pushManager.subscribe(event.oldSubscription.options);
+      }
+      if (!subscription) return;
+      await fetch(new URL("/api/push/subscriptions", self.registration.scope), {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(subscription.toJSON()),
+      });
+    })(),
+  );
+});
