@@ -26,14 +26,19 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     d.stop()
 
 
-def run_hook(home: Path, payload: dict[str, Any], pane: str = "%0") -> float:
+def run_hook(
+    home: Path,
+    payload: dict[str, Any],
+    pane: str = "%0",
+    tmux: str = "/tmp/tmux-test/default,1,0",
+) -> float:
     """Run the installed hook script as Claude would; return its wall time in seconds."""
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home.parent),
         "PURPLEMUX_HOME": str(home),
         "TMUX_PANE": pane,
-        "TMUX": "/tmp/tmux-test/default,1,0",
+        "TMUX": tmux,
     }
     start = time.perf_counter()
     out = subprocess.run(
