@@ -20,6 +20,8 @@ from purplemux.timeline import Timeline
 log = logging.getLogger(__name__)
 
 BATCH = 512
+LIVE_SLACK = 2.0
+"""Seconds an event may predate the daemon's start and still count as live (clock skew)."""
 SEEN_IDS = 200_000
 
 
@@ -69,6 +71,10 @@ class Engine:
         self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
+        self._retired: set[str] = set()
+        self.live_since = clock()
+        """Events from before this (a transcript's past, a spool kept while we were down) are
+        history: they move the badge but never notify."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -175,7 +181,8 @@ class Engine:
                 new = replace(new, seq=(prev.seq if prev else 0) + 1)
                 self.sessions[e.session_id] = new
                 changed[e.session_id] = new
-            after.append((self.sessions[e.session_id], list(effects), it.live, e))
+            live = it.live and e.at >= self.live_since - LIVE_SLACK
+            after.append((self.sessions[e.session_id], list(effects), live, e))
         if to_log or changed:
             sessions = list(changed.values())
             await self.store.call(lambda s: s.commit(to_log, sessions))
@@ -253,5 +260,7 @@ class Engine:
                 and other.tmux is not None
                 and other.tmux.pane == session.tmux.pane
                 and other.tmux.socket == session.tmux.socket
+                and other.id not in self._retired
             ):
+                self._retired.add(other.id)
                 self.feed.publish({"type": "removed", "id": other.id})

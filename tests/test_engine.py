@@ -1,0 +1,135 @@
+"""The engine on its own: dedupe, batching, notify only on live entries, ticks, listeners."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from purplemux import events as ev
+from purplemux.engine import Engine
+from purplemux.machine import IDLE_GRACE, Notify
+from purplemux.model import Session, State
+from purplemux.store import AsyncStore
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest_asyncio.fixture
+async def store(tmp_path: Path) -> AsyncIterator[AsyncStore]:
+    s = AsyncStore(tmp_path / "state.db")
+    await s.open()
+    yield s
+    await s.close()
+
+
+async def running(engine: Engine) -> asyncio.Task[None]:
+    return asyncio.create_task(engine.run())
+
+
+def prompt(at: float, n: int = 0, sid: str = "s") -> ev.Event:
+    return ev.Prompt(session_id=sid, at=at, id=f"p{n}-{at}")
+
+
+def stop(at: float, n: int = 0, sid: str = "s") -> ev.Event:
+    return ev.Stop(session_id=sid, at=at, id=f"s{n}-{at}", last_message="done")
+
+
+@pytest.mark.asyncio
+async def test_live_entry_notifies_once_and_history_never(store: AsyncStore) -> None:
+    clock = Clock(1000.0)
+    engine = Engine(store, clock=clock)
+    seen: list[tuple[str, State]] = []
+    engine.on_notify.append(lambda s, n: seen.append((s.id, n.state)))
+    task = await running(engine)
+    # Live: a turn ends now -> one notification.
+    await engine.submit(prompt(1000.0))
+    await engine.submit(stop(1001.0))
+    # The same entry again (duplicate id) and a late Notification: nothing more.
+    await engine.submit(stop(1001.0))
+    await engine.submit(
+        ev.Attention(session_id="s", at=1002.0, id="n1", notification_type="permission_prompt")
+    )
+    # History: a turn that ended long before the daemon started -> no notification.
+    await engine.submit(prompt(10.0, sid="old"))
+    await engine.submit(stop(11.0, sid="old"))
+    # Not live (spool drain, recovery): no notification.
+    await engine.submit(prompt(1003.0, sid="drained"), live=False)
+    await engine.submit(stop(1004.0, sid="drained"), live=False)
+    await engine.stop()
+    await task
+    assert seen == [("s", State.REVIEW)]
+    assert engine.sessions["old"].state is State.REVIEW
+    assert engine.sessions["drained"].state is State.REVIEW
+    assert engine.stats.duplicates == 1
+
+
+@pytest.mark.asyncio
+async def test_file_idle_becomes_idle_by_a_timer_not_a_person(store: AsyncStore) -> None:
+    engine = Engine(store)
+    task = await running(engine)
+    loop = asyncio.get_running_loop()
+    now = time.time()
+    await engine.submit(prompt(now))
+    await engine.submit(ev.StatusIdle(session_id="s", at=now + 0.01, id="idle"))
+    assert engine.sessions["s"].state is State.BUSY
+    deadline = loop.time() + 5
+    while engine.sessions["s"].state is not State.IDLE and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+    assert engine.sessions["s"].state is State.IDLE
+    assert engine.sessions["s"].state_since == pytest.approx(now + 0.01 + IDLE_GRACE)
+    await engine.stop()
+    await task
+
+
+@pytest.mark.asyncio
+async def test_sessions_persist_and_reload_with_restart(store: AsyncStore) -> None:
+    engine = Engine(store)
+    task = await running(engine)
+    await engine.submit(prompt(5.0, sid="a"))
+    await engine.submit(prompt(5.0, 1, sid="b"))
+    await engine.submit(stop(6.0, sid="b"))
+    await engine.stop()
+    await task
+    loaded = await store.call(lambda s: s.load_sessions())
+    again = Engine(store)
+    restarts = again.load(loaded)
+    assert [e.session_id for e in restarts] == ["a"]
+    assert restarts[0].at > 5.0
+    task = await running(again)
+    for e in restarts:
+        await again.submit(e, live=False)
+    await again.stop()
+    await task
+    assert again.sessions["a"].state is State.UNKNOWN
+    assert again.sessions["b"].state is State.REVIEW
+    assert again.sessions["a"].seq > engine.sessions["a"].seq
+
+
+@pytest.mark.asyncio
+async def test_a_batch_of_concurrent_events_is_one_transaction(store: AsyncStore) -> None:
+    engine = Engine(store)
+    changes: list[Session] = []
+    engine.on_change.append(changes.append)
+    task = await running(engine)
+    await asyncio.gather(*(engine.submit(prompt(float(i), i, sid=f"s{i}")) for i in range(300)))
+    await engine.stop()
+    await task
+    assert len(engine.sessions) == 300
+    assert engine.stats.batches < 300
+    assert await store.call(lambda s: s.count_events()) == 300
+    assert len(changes) == 300
+
+
+def test_notify_effect_type() -> None:
+    assert Notify(State.REVIEW, 1.0).state is State.REVIEW
