@@ -7,11 +7,20 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from purplemux import __version__
-from purplemux.client import ApiError, Client, DaemonUnreachable
 from purplemux.settings import Settings
+
+if TYPE_CHECKING:
+    from purplemux.service import Kind
+
+# The daemon client (and what it imports) loads only in the commands that need it:
+# `tmux-status` runs every few seconds from tmux and must start in milliseconds.
+LIGHT_COMMANDS = frozenset({"tmux-status"})
+WATCH_REDRAW = 1.0
+"""Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
 
 STATE_COLOURS = {
     "idle": "\033[90m",
@@ -47,12 +56,45 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="table of live sessions")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.add_argument("--all", action="store_true", help="include ended sessions")
+    status.add_argument("--watch", action="store_true", help="redraw on every change until Ctrl-C")
 
     dismiss = sub.add_parser("dismiss", help="mark a review as seen (review -> idle)")
     dismiss.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
     dismiss.add_argument("--all", action="store_true", help="dismiss every session in review")
 
-    sub.add_parser("open", help="print the dashboard login link")
+    open_ = sub.add_parser("open", help="print the dashboard login link")
+    open_.add_argument("--browser", action="store_true", help="also open it in a web browser")
+
+    tmux = sub.add_parser("tmux-status", help="a short badge line for tmux's status-right")
+    tmux.add_argument(
+        "--format",
+        metavar="FMT",
+        help="instead of the badge, FMT with {needs_input} {review} {busy} {idle} {unknown} "
+        "{total} (counts) and {badge}",
+    )
+    tmux.add_argument(
+        "--tmux-colours",
+        "--tmux-colors",
+        action="store_true",
+        help="colour the badge with tmux #[fg=...] markup",
+    )
+
+    sub.add_parser("doctor", help="check every part and say what to fix")
+
+    service = sub.add_parser("service", help="run the daemon at login (systemd or launchd)")
+    actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
+    svc_install = actions.add_parser("install", help="write the user service file")
+    svc_install.add_argument(
+        "--enable", action="store_true", help="also run the commands that start it"
+    )
+    svc_uninstall = actions.add_parser("uninstall", help="remove the user service file")
+    svc_uninstall.add_argument(
+        "--disable", action="store_true", help="stop and disable it before removing it"
+    )
+    for action in (svc_install, svc_uninstall):
+        # For tests and packagers: where the file goes, and which init system it is for.
+        action.add_argument("--unit-dir", type=Path, help=argparse.SUPPRESS)
+        action.add_argument("--kind", choices=("systemd", "launchd"), help=argparse.SUPPRESS)
     return parser
 
 
@@ -71,6 +113,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
     handler = COMMANDS[args.command]
+    if args.command in LIGHT_COMMANDS:
+        return handler(args, settings, out)
+    from purplemux.client import ApiError, DaemonUnreachable
+
     try:
         return handler(args, settings, out)
     except DaemonUnreachable as exc:
@@ -140,6 +186,10 @@ def cmd_states(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import Client
+
+    if args.watch:
+        return watch_status(settings, out, include_ended=args.all, as_json=args.json)
     data = Client(settings).request("GET", "/api/sessions" + ("?all=1" if args.all else ""))
     sessions = data["sessions"]
     if args.json:
@@ -190,7 +240,93 @@ def _ago(seconds: float) -> str:
     return f"{seconds // 86400}d"
 
 
+def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:
+    """Follow WS /api/stream and redraw the table on each change; Ctrl-C ends it (exit 0)."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+    from websockets.sync.client import connect
+
+    from purplemux.client import Client, DaemonUnreachable
+
+    client = Client(settings)
+    token = client.token()
+    url = "ws" + client.base_url.removeprefix("http") + "/api/stream"
+    tty = out.isatty()
+    sessions: dict[str, dict[str, Any]] = {}
+
+    def draw() -> None:
+        shown = sorted(
+            (s for s in sessions.values() if include_ended or not s.get("ended")),
+            key=lambda s: float(s.get("updated_at") or 0),
+            reverse=True,
+        )
+        if as_json:
+            out.write(json.dumps(shown) + "\n")
+        elif tty:
+            stamp = time.strftime("%H:%M:%S")
+            head = f"purplemux status  {stamp}  (Ctrl-C to quit)\n\n"
+            out.write("\033[H\033[2J" + head + render_table(shown, time.time(), colour=True))
+        else:
+            out.write(f"-- {time.strftime('%H:%M:%S')}\n" + render_table(shown, time.time(), False))
+        out.flush()
+
+    try:
+        while True:  # one pass per connection; a gap in seq means resync from a new snapshot
+            try:
+                ws = connect(
+                    url,
+                    additional_headers={"Authorization": f"Bearer {token}"},
+                    open_timeout=client.timeout,
+                    proxy=None,  # the daemon is local: a proxy in the environment must not see it
+                    max_size=64 * 1024 * 1024,
+                )
+            except InvalidStatus as exc:
+                raise DaemonUnreachable(
+                    f"the daemon refused the feed (HTTP {exc.response.status_code}): "
+                    f"is {settings.token_path} the token of the running daemon?"
+                ) from None
+            except (OSError, WebSocketException) as exc:
+                raise DaemonUnreachable(
+                    f"the daemon does not answer at {client.base_url} ({exc}): "
+                    "start it with `purplemux serve`"
+                ) from None
+            with ws:
+                seq: int | None = None
+                while True:
+                    try:
+                        raw = ws.recv(timeout=WATCH_REDRAW if tty and not as_json else None)
+                    except TimeoutError:
+                        draw()  # nothing changed, but the time in state did
+                        continue
+                    except ConnectionClosed:
+                        print(
+                            "purplemux: the daemon closed the feed (it stopped?); "
+                            "run `purplemux status --watch` again once it is back",
+                            file=sys.stderr,
+                        )
+                        return 1
+                    msg = json.loads(raw)
+                    kind = msg.get("type")
+                    if kind != "snapshot" and seq is not None and msg.get("seq") != seq + 1:
+                        break  # missed a change: reconnect for a fresh snapshot
+                    seq = msg.get("seq")
+                    if kind == "snapshot":
+                        sessions = {s["id"]: s for s in msg.get("sessions", [])}
+                    elif kind == "session":
+                        sessions[msg["session"]["id"]] = msg["session"]
+                    elif kind == "removed":
+                        sessions.pop(msg.get("id"), None)
+                    else:
+                        continue
+                    draw()
+    except KeyboardInterrupt:
+        if tty:
+            out.write("\n")
+        return 0
+
+
 def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import Client
+
     client = Client(settings)
     sessions = client.request("GET", "/api/sessions")["sessions"]
     if args.all:
@@ -214,8 +350,70 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
 
 def cmd_open(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import Client
+
     client = Client(settings)
-    print(f"{client.base_url}/?token={client.token()}", file=out)
+    link = f"{client.base_url}/?token={client.token()}"
+    print(link, file=out)
+    if args.browser:
+        import webbrowser
+
+        if not webbrowser.open(link):
+            print("purplemux: no browser found; open the link above", file=sys.stderr)
+            return 1
+    return 0
+
+
+def cmd_tmux_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux import tmux_status
+
+    try:  # a bad --format is told at once, daemon or not
+        tmux_status.render(tmux_status.count([]), args.format, args.tmux_colours)
+    except ValueError as exc:
+        print(f"purplemux: {exc}", file=sys.stderr)
+        return 2
+    line = tmux_status.status_line(settings, args.format, args.tmux_colours)
+    if line:  # nothing at all otherwise: tmux shows an empty #() as nothing
+        out.write(line + "\n")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux import doctor
+
+    return doctor.report(doctor.run_checks(settings), out, colour=out.isatty())
+
+
+def cmd_service(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    import shutil
+
+    from purplemux import service
+
+    kind: Kind = args.kind or service.default_kind()
+    user_home = Path.home()
+    unit_dir = args.unit_dir or service.default_dir(kind, user_home)
+    # The PATH the daemon needs (tmux, curl), found without reading the environment ourselves.
+    found = [shutil.which(tool) for tool in ("tmux", "curl", "claude")]
+    dirs = dict.fromkeys([str(Path(p).parent) for p in found if p] + service.BASE_PATH)
+    p = service.plan(settings, kind, unit_dir, user_home, service.serve_command(), ":".join(dirs))
+    if args.action == "install":
+        changed = service.write(p)
+        print(f"{'wrote' if changed else 'unchanged:'} {p.path}", file=out)
+        if args.enable:
+            return service.run_commands(p.enable)
+        print(f"start it now and at each login: {service.shell_line(p.enable)}", file=out)
+        return 0
+    if args.disable and p.path.exists():
+        code = service.run_commands(p.disable)
+        if code:
+            return code
+    if not service.remove(p):
+        print(f"no service file at {p.path}", file=out)
+        return 0
+    print(f"removed {p.path}", file=out)
+    if args.disable:
+        return service.run_commands(p.reload)
+    print(f"stop what still runs: {service.shell_line(p.stop)}", file=out)
     return 0
 
 
@@ -227,6 +425,9 @@ COMMANDS = {
     "status": cmd_status,
     "dismiss": cmd_dismiss,
     "open": cmd_open,
+    "tmux-status": cmd_tmux_status,
+    "doctor": cmd_doctor,
+    "service": cmd_service,
 }
 
 

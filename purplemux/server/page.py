@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from purplemux import __version__
+from purplemux.model import Session
 from purplemux.paths import web_dir
 from purplemux.server.auth import COOKIE, token_ok
 from purplemux.server.runtime import is_authenticated, runtime
@@ -37,7 +38,7 @@ URGENCY = {"needs-input": 4, "review": 3, "busy": 2, "unknown": 2, "idle": 1}
 FAVICON_FOR = {4: "needs-input", 3: "review", 2: "busy", 1: "idle", 0: "idle"}
 RECENT_LIMIT = 20
 
-# No inline script or style anywhere on the page, so this CSP costs nothing and stops injected markup.
+# The page has no inline script or style, so this CSP costs nothing and disarms injected markup.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -53,6 +54,7 @@ HEADERS = {
 
 @router.get("/", response_model=None)
 async def index(request: Request, token: str | None = None) -> Response:
+    """The dashboard; `?token=` signs in (cookie, then a redirect that drops the token)."""
     rt = runtime(request)
     if token is not None:
         if not token_ok(rt.token, token):
@@ -89,6 +91,7 @@ def _env(templates: Path) -> Environment:
         label=label,
         duration=duration,
         detail=detail,
+        reason=reason,
         pane_of=pane_of,
         iso=iso,
         clock=clock,
@@ -97,7 +100,7 @@ def _env(templates: Path) -> Environment:
     return env
 
 
-def render_dashboard(sessions: list[SessionJson], now: float) -> str:
+def render_dashboard(sessions: Sequence[SessionJson], now: float) -> str:
     """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`."""
     active = [s for s in sessions if not s.get("ended")]
     ended = sorted(
@@ -201,6 +204,7 @@ def _natural(text: str) -> tuple[int, int, str]:
 
 
 def _row_order(session: SessionJson) -> tuple[int, int, str, str]:
+    """Panes in tmux's creation order (%2 before %10), then anything else by name."""
     pane = pane_of(session)
     match = re.fullmatch(r"%(\d+)", pane)
     return (0, int(match.group(1)), "", session["id"]) if match else (1, 0, pane, session["id"])
@@ -236,6 +240,7 @@ def label(state: str) -> str:
 
 
 def pane_of(session: SessionJson) -> str:
+    """The tmux pane id, or "" outside tmux."""
     tmux = session.get("tmux") or None
     return str(tmux.get("pane") or "") if tmux else ""
 
@@ -247,9 +252,9 @@ def detail(session: SessionJson) -> tuple[str, str, str]:
         return "waiting", "Waiting for", session.get("waiting_for") or "your input"
     if state == "busy":
         if session.get("compacting"):
-            return "tool", "", "Compacting the conversation…"
+            return "note", "", "Compacting the conversation…"
         tool = session.get("current_tool")
-        return ("tool", "Running", tool) if tool else ("tool", "", "Working…")
+        return ("tool", "Running", tool) if tool else ("note", "", "Working…")
     if state == "unknown":
         return "note", "", "Checking what it is doing after a restart…"
     snippet = session.get("snippet")
@@ -258,6 +263,12 @@ def detail(session: SessionJson) -> tuple[str, str, str]:
     if state == "review" and not session.get("error"):
         return "snippet", "", "Finished; ready for review."
     return "", "", ""
+
+
+def reason(session: SessionJson) -> str:
+    """Why a session wants the user, in one line (the recent panel)."""
+    error = session.get("error")
+    return f"Failed: {error}" if error else detail(session)[2]
 
 
 def duration(seconds: float) -> str:
@@ -279,6 +290,7 @@ def jsnum(x: float) -> str:
 
 
 def iso(ts: float) -> str:
+    """UTC ISO 8601 for a <time datetime> attribute."""
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
 
 
@@ -289,25 +301,4 @@ def clock(ts: float) -> str:
 
 def blank_session() -> dict[str, Any]:
     """Every field empty: rendered into the page's <template> that the script clones rows from."""
-    return {
-        "id": "",
-        "state": "idle",
-        "state_since": 0.0,
-        "alive": None,
-        "ended": False,
-        "cwd": None,
-        "project": None,
-        "pid": None,
-        "tmux": None,
-        "transcript_path": None,
-        "seq": 0,
-        "last_event": None,
-        "current_tool": None,
-        "waiting_for": None,
-        "snippet": None,
-        "tokens": {},
-        "model": None,
-        "compacting": False,
-        "error": None,
-        "updated_at": 0.0,
-    }
+    return Session(id="").to_json()
