@@ -14,6 +14,8 @@ from purplemux import __version__
 from purplemux.settings import Settings
 
 if TYPE_CHECKING:
+    from websockets.sync.client import ClientConnection
+
     from purplemux.service import Kind
 
 # The daemon client (and what it imports) loads only in the commands that need it:
@@ -242,14 +244,8 @@ def _ago(seconds: float) -> str:
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:
     """Follow WS /api/stream and redraw the table on each change; Ctrl-C ends it (exit 0)."""
-    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
-    from websockets.sync.client import connect
+    from websockets.exceptions import ConnectionClosed
 
-    from purplemux.client import Client, DaemonUnreachable
-
-    client = Client(settings)
-    token = client.token()
-    url = "ws" + client.base_url.removeprefix("http") + "/api/stream"
     tty = out.isatty()
     sessions: dict[str, dict[str, Any]] = {}
 
@@ -271,25 +267,7 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
 
     try:
         while True:  # one pass per connection; a gap in seq means resync from a new snapshot
-            try:
-                ws = connect(
-                    url,
-                    additional_headers={"Authorization": f"Bearer {token}"},
-                    open_timeout=client.timeout,
-                    proxy=None,  # the daemon is local: a proxy in the environment must not see it
-                    max_size=64 * 1024 * 1024,
-                )
-            except InvalidStatus as exc:
-                raise DaemonUnreachable(
-                    f"the daemon refused the feed (HTTP {exc.response.status_code}): "
-                    f"is {settings.token_path} the token of the running daemon?"
-                ) from None
-            except (OSError, WebSocketException) as exc:
-                raise DaemonUnreachable(
-                    f"the daemon does not answer at {client.base_url} ({exc}): "
-                    "start it with `purplemux serve`"
-                ) from None
-            with ws:
+            with _open_feed(settings) as ws:
                 seq: int | None = None
                 while True:
                     try:
@@ -322,6 +300,35 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
         if tty:
             out.write("\n")
         return 0
+
+
+def _open_feed(settings: Settings) -> ClientConnection:
+    """Connect to WS /api/stream with the token; DaemonUnreachable says why it failed."""
+    from websockets.exceptions import InvalidStatus, WebSocketException
+    from websockets.sync.client import connect
+
+    from purplemux.client import Client, DaemonUnreachable
+
+    client = Client(settings)
+    token = client.token()
+    try:
+        return connect(
+            "ws" + client.base_url.removeprefix("http") + "/api/stream",
+            additional_headers={"Authorization": f"Bearer {token}"},
+            open_timeout=client.timeout,
+            proxy=None,  # the daemon is local: a proxy in the environment must not see it
+            max_size=64 * 1024 * 1024,
+        )
+    except InvalidStatus as exc:
+        raise DaemonUnreachable(
+            f"the daemon refused the feed (HTTP {exc.response.status_code}): "
+            f"is {settings.token_path} the token of the running daemon?"
+        ) from None
+    except (OSError, WebSocketException) as exc:
+        raise DaemonUnreachable(
+            f"the daemon does not answer at {client.base_url} ({exc}): "
+            "start it with `purplemux serve`"
+        ) from None
 
 
 def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:

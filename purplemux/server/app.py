@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from purplemux import __version__
 from purplemux.engine import Engine
+from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
 from purplemux.server import api, notifications, page, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
@@ -41,6 +42,7 @@ def default_components(settings: Settings) -> list[Component]:
     """The long-running parts of a daemon: live sources (unless disabled), notifications."""
     parts: list[Component] = list(sources.ALL) if settings.watch_sources else []
     parts.append(notifications.notifier)
+    parts.append(pane_marker)
     return parts
 
 
@@ -70,7 +72,16 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
             await _stop(rt, tasks)
             app.state.runtime = None
 
-    app = FastAPI(title="purplemux", version=__version__, lifespan=lifespan)
+    # No /docs, /redoc or /openapi.json: every route but health and static files needs the
+    # token (app.openapi() still builds the schema, for tests and tools).
+    app = FastAPI(
+        title="purplemux",
+        version=__version__,
+        lifespan=lifespan,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(page.router)
@@ -133,7 +144,7 @@ async def _apply_spooled(rt: Runtime, files: list[Any], live: bool) -> int:
             delivery = await asyncio.to_thread(spool.read_delivery, path)
             payload = json.loads(delivery.body)
             event = to_event(payload, delivery.headers, time.time())
-        except (OSError, ValueError, PayloadError) as exc:
+        except (OSError, ValueError, RecursionError, PayloadError) as exc:
             log.warning("skipping unreadable spool file %s: %s", path.name, exc)
             await asyncio.to_thread(_quarantine, path)
             continue

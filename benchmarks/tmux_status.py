@@ -1,0 +1,127 @@
+"""How long `purplemux tmux-status` takes, which tmux runs every `status-interval` seconds.
+
+Starts a real daemon (`python -m purplemux serve`) in a temporary home, gives it --sessions
+sessions through POST /api/hooks, then runs the command N times with the daemon up and N times
+with it down (a closed port: the answer must be an empty line, fast), and prints min / median /
+max wall time in milliseconds. The first line is the floor: a Python that does nothing.
+
+    python benchmarks/tmux_status.py [-n 50] [--sessions 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+STATES = ("UserPromptSubmit", "Stop", "PermissionRequest")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def measure(argv: list[str], env: dict[str, str], n: int) -> tuple[list[float], bytes]:
+    """Wall time in ms of n runs of argv, and the last run's stdout."""
+    times = []
+    out = b""
+    for _ in range(n):
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, env=env, timeout=30, check=True)
+        times.append((time.perf_counter() - start) * 1000)
+        out = done.stdout
+    return times, out
+
+
+def report(label: str, times: list[float]) -> None:
+    print(
+        f"{label:<32} min {min(times):7.2f}   median {statistics.median(times):7.2f}"
+        f"   max {max(times):8.2f}"
+    )
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the daemon exited")
+        try:
+            with urllib.request.urlopen(url + "/api/health", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("the daemon did not start")
+
+
+def post_hook(url: str, token: str, n: int, payload: dict[str, object]) -> None:
+    req = urllib.request.Request(url + "/api/hooks", data=json.dumps(payload).encode())
+    req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("X-Purplemux-Event-Id", f"bench-{n}")
+    req.add_header("X-Purplemux-Ts", str(time.time_ns()))
+    req.add_header("X-Purplemux-Pane", f"%{n}")
+    with urllib.request.urlopen(req, timeout=5):
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("-n", type=int, default=50, help="runs per case (default 50)")
+    parser.add_argument("--sessions", type=int, default=30, help="live sessions (default 30)")
+    args = parser.parse_args()
+
+    command = [sys.executable, "-m", "purplemux", "tmux-status", "--tmux-colours"]
+    with tempfile.TemporaryDirectory(prefix="purplemux-bench-") as root_name:
+        root = Path(root_name)
+        port = free_port()
+        env = {
+            **os.environ,
+            "PURPLEMUX_HOME": str(root / "home"),
+            "CLAUDE_CONFIG_DIR": str(root / "claude"),
+            "PURPLEMUX_PORT": str(port),
+            "PYTHONPATH": str(REPO),
+        }
+        url = f"http://127.0.0.1:{port}"
+        with (root / "daemon.log").open("wb") as log:
+            daemon = subprocess.Popen(
+                [sys.executable, "-m", "purplemux", "serve"], env=env, stdout=log, stderr=log
+            )
+        try:
+            wait_healthy(url, daemon)
+            token = (root / "home" / "token").read_text().strip()
+            for i in range(args.sessions):
+                sid = f"bench-session-{i}"
+                post_hook(url, token, 2 * i, {"session_id": sid, "hook_event_name": STATES[0]})
+                name = STATES[i % len(STATES)]
+                extra = {"tool_name": "Bash", "tool_input": {}} if "Permission" in name else {}
+                post_hook(
+                    url, token, 2 * i + 1, {"session_id": sid, "hook_event_name": name, **extra}
+                )
+
+            print(f"{args.n} runs each, {args.sessions} live sessions, times in ms")
+            report("floor: python -c pass", measure([sys.executable, "-c", "pass"], env, args.n)[0])
+            times, out = measure(command, env, args.n)
+            report("tmux-status, daemon up", times)
+            print(f"{'':<32} output: {out.decode().strip()!r}")
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=10)
+        times, out = measure(command, env, args.n)
+        report("tmux-status, daemon down", times)
+        print(f"{'':<32} output: {out.decode()!r}")
+
+
+if __name__ == "__main__":
+    main()

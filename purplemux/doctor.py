@@ -1,0 +1,342 @@
+"""`purplemux doctor`: one check per part, each saying what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TextIO
+
+from purplemux import __version__
+from purplemux.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
+from purplemux.settings import Settings
+
+Level = Literal["ok", "warn", "fail"]
+Which = Callable[[str], str | None]
+
+INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+LOW_WATCHES = 8192
+"""Below this, a few editors and dev servers can exhaust inotify watches and blind the daemon."""
+VAPID_KEY = "vapid_private.pem"
+LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
+COLOURS = {"ok": "\033[32m", "warn": "\033[33m", "fail": "\033[31;1m"}
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: what was checked, how it went, what was seen, and how to fix it."""
+
+    name: str
+    level: Level
+    detail: str
+    fix: str = ""
+
+    def line(self, colour: bool = False) -> str:
+        """`ok|warn|FAIL  name: detail — fix` (the fix only when not ok)."""
+        label = LABELS[self.level].ljust(4)
+        if colour:
+            label = f"{COLOURS[self.level]}{label}\033[0m"
+        text = f"{label}  {self.name}: {self.detail}"
+        if self.level != "ok" and self.fix:
+            text += f" — {self.fix}"
+        return text
+
+
+def _private_file(path: Path) -> tuple[bool, int | None]:
+    """Whether path is a regular file, and its permission bits."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False, None
+    return stat.S_ISREG(st.st_mode), stat.S_IMODE(st.st_mode)
+
+
+def _daemon_url(settings: Settings) -> str:
+    try:
+        port = int(settings.port_path.read_text().strip())
+    except (OSError, ValueError):
+        port = settings.port
+    return f"{settings.base_url.rsplit(':', 1)[0]}:{port}"
+
+
+def check_daemon(settings: Settings, timeout: float = 2.0) -> Check:
+    """The daemon answers /api/health, runs this version, and accepts our token."""
+    url = _daemon_url(settings)
+    start = "start it: `purplemux serve` (or `purplemux service install --enable`)"
+    try:
+        with urllib.request.urlopen(url + "/api/health", timeout=timeout) as resp:
+            health = json.loads(resp.read())
+    except (OSError, ValueError) as exc:
+        return Check("daemon", "fail", f"no answer at {url} ({_reason(exc)})", start)
+    version = str(health.get("version", "?")) if isinstance(health, dict) else "?"
+    token = _read(settings.token_path)
+    if not token:
+        return Check("daemon", "fail", f"running {version} at {url}, but no token", start)
+    req = urllib.request.Request(url + "/api/sessions")
+    req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            live = len(json.loads(resp.read()).get("sessions", []))
+    except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            return Check(
+                "daemon",
+                "fail",
+                f"running {version} at {url}, but it rejects the token in {settings.token_path}",
+                "another daemon home? restart the daemon so both use the same PURPLEMUX_HOME",
+            )
+        return Check("daemon", "fail", f"/api/sessions answered HTTP {exc.code}", start)
+    except (OSError, ValueError) as exc:
+        return Check("daemon", "fail", f"/api/sessions failed ({_reason(exc)})", start)
+    detail = f"running {version} at {url}, {live} live session{'s' * (live != 1)}"
+    if version != __version__:
+        return Check(
+            "daemon",
+            "warn",
+            f"{detail}; this command is {__version__}",
+            "restart the daemon to run the installed version",
+        )
+    return Check("daemon", "ok", detail)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, urllib.error.URLError):
+        return str(exc.reason)
+    return str(exc) or type(exc).__name__
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def check_token(settings: Settings) -> Check:
+    """The access token exists and only its owner can read it."""
+    path = settings.token_path
+    is_file, mode = _private_file(path)
+    if not is_file or not _read(path):
+        return Check(
+            "token", "fail", f"{path} is missing", "start the daemon once: it creates the token"
+        )
+    if mode is not None and mode & 0o077:
+        return Check(
+            "token", "fail", f"{path} has mode {mode:04o}: others can read it", f"chmod 600 {path}"
+        )
+    return Check("token", "ok", f"{path} (mode 0600)")
+
+
+def hook_script_of(command: str) -> Path | None:
+    """The script a hook command runs (the word ending in status-hook.sh), if any."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for word in words:
+        if word.endswith(SCRIPT_NAME):
+            return Path(word).expanduser()
+    return None
+
+
+def hook_home_of(command: str) -> Path | None:
+    """The PURPLEMUX_HOME a hook command names, if it names one."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for word in words:
+        if word.startswith("PURPLEMUX_HOME="):
+            return Path(word.split("=", 1)[1]).expanduser()
+    return None
+
+
+def check_hooks(settings: Settings) -> Check:
+    """Our hook is registered for every event, runs an existing script, for this daemon home."""
+    path = settings.settings_json
+    fix = "run `purplemux install-hooks`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Check("hooks", "fail", f"{path} does not exist", fix)
+    except (OSError, ValueError) as exc:
+        return Check("hooks", "fail", f"cannot read {path}: {exc}", "fix the JSON, then " + fix)
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    commands: dict[str, list[str]] = {}
+    for event in HOOK_EVENTS:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        found = [
+            h["command"]
+            for entry in (entries if isinstance(entries, list) else [])
+            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
+            for h in entry["hooks"]
+            if is_ours(h)
+        ]
+        commands[event] = found
+    missing = [e for e, found in commands.items() if not found]
+    if len(missing) == len(HOOK_EVENTS):
+        return Check("hooks", "fail", f"not installed in {path}", fix)
+    if missing:
+        return Check("hooks", "fail", f"missing for {', '.join(missing)} in {path}", fix)
+    problems = []
+    for command in sorted({c for found in commands.values() for c in found}):
+        script = hook_script_of(command)
+        if script is None or not script.is_file():
+            problems.append(f"{script or command} does not exist")
+        elif not os.access(script, os.X_OK):
+            problems.append(f"{script} is not executable")
+        home = hook_home_of(command)
+        if home is not None and home.resolve() != settings.home.resolve():
+            problems.append(f"they report to {home}, not to {settings.home}")
+    if problems:
+        return Check("hooks", "fail", "; ".join(problems), fix)
+    return Check("hooks", "ok", f"all {len(HOOK_EVENTS)} events in {path}")
+
+
+def check_claude_dir(settings: Settings) -> Check:
+    """Claude's config dir exists and Claude has run with it (sessions/, projects/)."""
+    root = settings.claude_dir
+    if not root.is_dir():
+        return Check(
+            "claude config",
+            "fail",
+            f"{root} does not exist",
+            "run `claude` once, or set CLAUDE_CONFIG_DIR to the dir Claude uses",
+        )
+    absent = [name for name in ("sessions", "projects") if not (root / name).is_dir()]
+    if absent:
+        return Check(
+            "claude config",
+            "warn",
+            f"{root} has no {' or '.join(n + '/' for n in absent)}",
+            "start a Claude session once; until then only hooks report state",
+        )
+    return Check("claude config", "ok", f"{root}")
+
+
+def check_tmux(which: Which = shutil.which) -> Check:
+    """tmux is on PATH (optional: without it, panes are not shown or marked)."""
+    path = which("tmux")
+    if path is None:
+        return Check(
+            "tmux",
+            "warn",
+            "not on PATH",
+            "install tmux to see panes and mark them; sessions are still followed",
+        )
+    try:
+        out = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=2, check=False)
+        version = out.stdout.strip() or path
+    except (OSError, subprocess.SubprocessError):
+        version = path
+    return Check("tmux", "ok", version)
+
+
+def check_claude_cli(which: Which = shutil.which) -> Check:
+    """The `claude` command is on PATH (a warning only: it may live where we cannot see)."""
+    path = which("claude")
+    if path is None:
+        return Check(
+            "claude",
+            "warn",
+            "not on PATH",
+            "install Claude Code: npm i -g @anthropic-ai/claude-code",
+        )
+    return Check("claude", "ok", path)
+
+
+def check_curl(which: Which = shutil.which) -> Check:
+    """curl is on PATH; without it the hook script spools every event to disk."""
+    path = which("curl")
+    if path is None:
+        return Check(
+            "curl",
+            "warn",
+            "not on PATH: hooks spool events to disk and the daemon picks them up (slower)",
+            "install curl",
+        )
+    return Check("curl", "ok", path)
+
+
+def check_file_watch(platform: str = sys.platform, watches_path: Path = INOTIFY_WATCHES) -> Check:
+    """watchfiles imports and, on Linux, inotify has room for our watches."""
+    try:
+        import watchfiles
+    except ImportError as exc:
+        return Check(
+            "file watch", "fail", f"watchfiles does not import ({exc})", "pip install watchfiles"
+        )
+    version = getattr(watchfiles, "__version__", "?")
+    if not platform.startswith("linux"):
+        return Check("file watch", "ok", f"watchfiles {version}")
+    try:
+        limit = int(watches_path.read_text().strip())
+    except (OSError, ValueError):
+        return Check(
+            "file watch",
+            "warn",
+            f"watchfiles {version}, but {watches_path} is not readable: inotify may be missing",
+            "transcripts are then followed late; check the kernel's inotify support",
+        )
+    if limit < LOW_WATCHES:
+        return Check(
+            "file watch",
+            "warn",
+            f"watchfiles {version}, inotify max_user_watches is only {limit}",
+            "sudo sysctl fs.inotify.max_user_watches=524288",
+        )
+    return Check("file watch", "ok", f"watchfiles {version}, inotify ({limit} watches)")
+
+
+def check_push_keys(settings: Settings) -> Check:
+    """The Web Push (VAPID) key exists and is private; made on first start when missing."""
+    path = settings.home / VAPID_KEY
+    is_file, mode = _private_file(path)
+    if not is_file:
+        return Check(
+            "push keys",
+            "warn",
+            f"{path} does not exist yet",
+            "it is made when the daemon first starts Web Push",
+        )
+    if mode is not None and mode & 0o077:
+        return Check(
+            "push keys",
+            "fail",
+            f"{path} has mode {mode:04o}: others can read it",
+            f"chmod 600 {path}",
+        )
+    return Check("push keys", "ok", f"{path} (mode 0600)")
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    """Every check, in the order a person would fix things."""
+    return [
+        check_daemon(settings),
+        check_token(settings),
+        check_hooks(settings),
+        check_claude_dir(settings),
+        check_file_watch(),
+        check_push_keys(settings),
+        check_tmux(),
+        check_claude_cli(),
+        check_curl(),
+    ]
+
+
+def report(checks: Iterable[Check], out: TextIO, colour: bool = False) -> int:
+    """Print one line per check; the exit code is 1 if any required check failed."""
+    failed = False
+    for check in checks:
+        print(check.line(colour), file=out)
+        failed = failed or check.level == "fail"
+    return 1 if failed else 0

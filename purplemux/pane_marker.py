@@ -1,0 +1,156 @@
+"""Mirror each session's state into its tmux pane as the pane option `@purplemux_state`.
+
+tmux formats can then show it without asking the daemon: `#{@purplemux_state}` in
+`pane-border-format` is the pane's own state; in `window-status-format` it is the state of the
+window's active pane, and `#{P:...}` loops over all the window's panes (verified on tmux 3.3a).
+See TMUX_CONF for a ready ~/.tmux.conf snippet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from purplemux.model import Session
+from purplemux.server.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+OPTION = "@purplemux_state"
+TMUX_TIMEOUT = 2.0
+"""Seconds one tmux call may take; a wedged server must not hold the other panes back."""
+
+WINDOW_MARK = (
+    "#{P:"
+    "#{?#{==:#{@purplemux_state},needs-input},#[fg=yellow]⚠#[default],}"
+    "#{?#{==:#{@purplemux_state},review},#[fg=magenta]●#[default],}"
+    "}"
+)
+"""A tmux format: one glyph per pane of the window that needs input (⚠) or review (●)."""
+
+TMUX_CONF = f"""\
+# purplemux: counts in the status bar, refreshed every 2 seconds
+set -g status-interval 2
+set -g status-right '#(purplemux tmux-status --tmux-colours) %H:%M'
+# a window's mark: a glyph per Claude pane in it that needs you (#{{P:}} loops over the panes)
+set -g window-status-format '#I:#W{WINDOW_MARK}'
+set -g window-status-current-format '#[bold]#I:#W{WINDOW_MARK}'
+# each pane's own state in its border
+set -g pane-border-status top
+set -g pane-border-format ' #P #{{?#{{@purplemux_state}},[#{{@purplemux_state}}],}} '
+"""
+"""A ~/.tmux.conf snippet using `purplemux tmux-status` and the `@purplemux_state` pane option."""
+
+PaneKey = tuple[str | None, str]
+"""(tmux socket or None for the default server, pane id)."""
+Runner = Callable[[list[str]], Awaitable[bool]]
+"""Runs one tmux command line; True when tmux accepted it."""
+
+
+def tmux_args(socket: str | None, pane: str, state: str | None) -> list[str]:
+    """The tmux command that sets (or, for None, unsets) the option on one pane."""
+    base = ["tmux", "-S", socket] if socket else ["tmux"]
+    if state is None:
+        return [*base, "set-option", "-p", "-u", "-t", pane, OPTION]
+    return [*base, "set-option", "-p", "-t", pane, OPTION, state]
+
+
+async def run_tmux(args: list[str]) -> bool:
+    """Run one tmux command off the event loop; never raises, kills it if it hangs or we stop."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:  # no tmux on PATH: the daemon works without it
+        log.debug("cannot run tmux: %s", exc)
+        return False
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), TMUX_TIMEOUT)
+    except TimeoutError:
+        log.debug("%s: no answer within %.0fs", " ".join(args), TMUX_TIMEOUT)
+        await _reap(proc)
+        return False
+    except asyncio.CancelledError:
+        await _reap(proc)  # the daemon is stopping: leave no tmux client behind
+        raise
+    if proc.returncode != 0:
+        # A pane that closed, a server that exited: normal churn, not worth more than debug.
+        log.debug("%s: %s", " ".join(args[-4:]), err.decode(errors="replace").strip())
+        return False
+    return True
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill a tmux client and wait for it, so no process or pipe outlives us."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        # Shielded: a second cancellation must not leave the child unreaped.
+        await asyncio.shield(proc.communicate())
+
+
+class PaneMarker:
+    """Keeps `@purplemux_state` on each session's pane; bursts collapse to the latest state."""
+
+    def __init__(self, runner: Runner = run_tmux) -> None:
+        self._runner = runner
+        self._pending: dict[PaneKey, str | None] = {}
+        self._applied: dict[PaneKey, str] = {}
+        self._owner: dict[PaneKey, str] = {}
+        self._wake = asyncio.Event()
+
+    def on_change(self, session: Session) -> None:
+        """Engine listener: note the pane's new state; the worker applies it soon after."""
+        if session.tmux is None or not session.tmux.pane:
+            return
+        key: PaneKey = (session.tmux.socket, session.tmux.pane)
+        if session.ended:
+            # After /clear a new session owns the pane: the old one's end must not wipe its mark.
+            if self._owner.get(key, session.id) != session.id:
+                return
+            self._owner.pop(key, None)
+            self._pending[key] = None
+        else:
+            self._owner[key] = session.id
+            self._pending[key] = session.state.value
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Apply pending marks until cancelled."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, {}
+            for key, state in batch.items():
+                if state is not None and self._applied.get(key) == state:
+                    continue  # a tool update in the same state: tmux already shows it
+                try:
+                    ok = await self._runner(tmux_args(key[0], key[1], state))
+                except Exception:
+                    log.debug("tmux call for %s failed", key, exc_info=True)
+                    ok = False
+                if ok and state is not None:
+                    self._applied[key] = state
+                else:
+                    # Unset, or the pane, server or tmux is gone: nothing to skip next time.
+                    self._applied.pop(key, None)
+
+
+async def pane_marker(rt: Runtime) -> None:
+    """Daemon component: mark live sessions' panes now, then follow every change."""
+    marker = PaneMarker()
+    for session in rt.engine.sessions.values():
+        if not session.ended:
+            marker.on_change(session)
+    rt.engine.on_change.append(marker.on_change)
+    try:
+        await marker.run()
+    finally:
+        with contextlib.suppress(ValueError):
+            rt.engine.on_change.remove(marker.on_change)

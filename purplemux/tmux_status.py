@@ -1,0 +1,175 @@
+"""`purplemux tmux-status`: a short badge line for tmux's status bar, fetched in milliseconds.
+
+tmux runs this every `status-interval` seconds, so the path stays light: a raw HTTP/1.1 request
+on a socket (no urllib, no email parser, nothing of the server package) with a 0.3 s budget, and
+an empty line whenever the daemon cannot answer, so a stopped daemon never litters the status bar.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from purplemux.settings import Settings
+
+TIMEOUT = 0.3
+MAX_RESPONSE = 8 * 1024 * 1024
+
+STATES = ("needs-input", "review", "busy", "idle", "unknown")
+GLYPHS = {"needs-input": "⚠", "review": "●", "busy": "◐", "idle": "○", "unknown": "?"}
+TMUX_COLOURS = {
+    "needs-input": "yellow",
+    "review": "magenta",
+    "busy": "cyan",
+    "idle": "colour244",
+    "unknown": "colour244",
+}
+DEFAULT_SHOWN = ("needs-input", "review", "busy")
+"""What the default badge counts: what needs you, then what works; idle is the quiet rest."""
+
+PLACEHOLDERS = ("needs_input", "review", "busy", "idle", "unknown", "total", "badge")
+
+
+def count(sessions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Live sessions per state, keyed by the placeholder names (needs_input, ..., total)."""
+    counts = {state.replace("-", "_"): 0 for state in STATES}
+    for s in sessions:
+        if s.get("ended"):
+            continue
+        key = str(s.get("state", "unknown")).replace("-", "_")
+        counts[key if key in counts else "unknown"] += 1
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def badge(counts: Mapping[str, int], tmux_colours: bool = False) -> str:
+    """`⚠2 ●1 ◐3`: needs-input, review, busy; zero counts left out; empty when all are zero."""
+    parts = []
+    for state in DEFAULT_SHOWN:
+        n = counts.get(state.replace("-", "_"), 0)
+        if not n:
+            continue
+        text = f"{GLYPHS[state]}{n}"
+        if tmux_colours:
+            text = f"#[fg={TMUX_COLOURS[state]}]{text}#[default]"
+        parts.append(text)
+    return " ".join(parts)
+
+
+def render(counts: Mapping[str, int], fmt: str | None = None, tmux_colours: bool = False) -> str:
+    """The status line: the badge, or fmt filled with the counts (ValueError on a bad fmt)."""
+    text = badge(counts, tmux_colours)
+    if fmt is None:
+        return text
+    values = {name: counts.get(name, 0) for name in PLACEHOLDERS if name != "badge"}
+    try:
+        return fmt.format(badge=text, **values)
+    except (KeyError, IndexError, ValueError) as exc:
+        names = " ".join("{" + p + "}" for p in PLACEHOLDERS)
+        raise ValueError(f"bad --format {fmt!r} ({exc}); placeholders: {names}") from None
+
+
+def fetch_sessions(settings: Settings, timeout: float = TIMEOUT) -> list[dict[str, Any]] | None:
+    """The live sessions, or None when the daemon is down, slow, or there is no token."""
+    try:
+        token = (settings.home / "token").read_text().strip()
+    except OSError:
+        return None
+    if not token:
+        return None
+    host, port = _address(settings)
+    try:
+        body = _get(host, port, "/api/sessions", token, timeout)
+        data = json.loads(body)
+    except (OSError, ValueError):
+        return None
+    sessions = data.get("sessions") if isinstance(data, dict) else None
+    return sessions if isinstance(sessions, list) else None
+
+
+def _address(settings: Settings) -> tuple[str, int]:
+    """Host and port as the CLI client finds them: the port file first, then the setting."""
+    try:
+        port = int(Path(settings.port_path).read_text().strip())
+    except (OSError, ValueError):
+        port = settings.port
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return host, port
+
+
+def _get(host: str, port: int, path: str, token: str, timeout: float) -> bytes:
+    """One GET with a total deadline; the body of a 200 answer, else OSError."""
+    deadline = time.monotonic() + timeout
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n"
+        "Accept: application/json\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(request)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the daemon is slow")
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE:
+                raise OSError("answer too large")
+    return _body(b"".join(chunks))
+
+
+def _body(raw: bytes) -> bytes:
+    """The body of a complete HTTP/1.1 200 response (Content-Length or chunked)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        raise OSError("truncated answer")
+    lines = head.split(b"\r\n")
+    status = lines[0].split(b" ", 2)
+    if len(status) < 2 or status[1] != b"200":
+        raise OSError(f"HTTP {status[1:2]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+        return _dechunk(body)
+    length = headers.get(b"content-length")
+    if length is not None:
+        n = int(length)
+        if len(body) < n:
+            raise OSError("truncated answer")
+        return body[:n]
+    return body
+
+
+def _dechunk(data: bytes) -> bytes:
+    out: list[bytes] = []
+    while True:
+        line, sep, rest = data.partition(b"\r\n")
+        if not sep:
+            raise OSError("truncated chunked answer")
+        n = int(line.split(b";", 1)[0], 16)
+        if n == 0:
+            return b"".join(out)
+        if len(rest) < n + 2:
+            raise OSError("truncated chunked answer")
+        out.append(rest[:n])
+        data = rest[n + 2 :]
+
+
+def status_line(settings: Settings, fmt: str | None = None, tmux_colours: bool = False) -> str:
+    """What `purplemux tmux-status` prints: empty when the daemon cannot be asked."""
+    sessions = fetch_sessions(settings)
+    if sessions is None:
+        return ""
+    return render(count(sessions), fmt, tmux_colours)

@@ -1,0 +1,537 @@
+"""tmux: the `tmux-status` badge, and `@purplemux_state` on real panes of a private tmux server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from purplemux import pane_marker as pm
+from purplemux import tmux_status as ts
+from purplemux.cli import main
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.server.app import create_app
+from purplemux.settings import Settings
+from tests.daemon import REPO, Daemon, free_port, wait_for
+from tests.test_cli import hook, run_hook
+
+# --- the badge --------------------------------------------------------------------------------
+
+
+def sessions(*states: str, ended: str | None = None) -> list[dict[str, Any]]:
+    live = [{"id": f"s{n}", "state": st, "ended": False} for n, st in enumerate(states)]
+    return live + ([{"id": "gone", "state": ended, "ended": True}] if ended else [])
+
+
+def test_counts_leave_ended_sessions_out() -> None:
+    counts = ts.count(sessions("busy", "busy", "review", "idle", "weird", ended="needs-input"))
+    assert counts == {
+        "needs_input": 0,
+        "review": 1,
+        "busy": 2,
+        "idle": 1,
+        "unknown": 1,
+        "total": 5,
+    }
+
+
+def test_badge_omits_zero_counts_and_is_empty_when_nothing_needs_showing() -> None:
+    assert ts.render(ts.count(sessions("needs-input", "needs-input", "review", "busy"))) == (
+        "⚠2 ●1 ◐1"
+    )
+    assert ts.render(ts.count(sessions("busy", "idle"))) == "◐1"
+    assert ts.render(ts.count(sessions("idle", "idle"))) == ""
+    assert ts.render(ts.count([])) == ""
+
+
+def test_tmux_colours_and_formats() -> None:
+    counts = ts.count(sessions("needs-input", "busy", "idle"))
+    assert ts.render(counts, tmux_colours=True) == (
+        "#[fg=yellow]⚠1#[default] #[fg=cyan]◐1#[default]"
+    )
+    assert ts.render(counts, "{needs_input}/{total} [{badge}]") == "1/3 [⚠1 ◐1]"
+    with pytest.raises(ValueError, match=r"placeholders: \{needs_input\}"):
+        ts.render(counts, "{needs}")
+    with pytest.raises(ValueError):
+        ts.render(counts, "{0}")
+
+
+def test_http_body_parsing() -> None:
+    ok = b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nbody"
+    assert ts._body(ok) == b"body"
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nbo\r\n2\r\ndy\r\n0\r\n\r\n"
+    )
+    assert ts._body(chunked) == b"body"
+    for bad in (
+        b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 2\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nbody",
+        b"HTTP/1.1 200 OK\r\n",
+    ):
+        with pytest.raises(OSError):
+            ts._body(bad)
+
+
+# --- tmux-status against a real daemon --------------------------------------------------------
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
+    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
+        monkeypatch.setenv(key, d.env[key])
+    yield d
+    d.stop()
+
+
+def tmux_status(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(["tmux-status", *argv], out=out), out.getvalue()
+
+
+def test_tmux_status_counts_live_sessions(daemon: Daemon) -> None:
+    assert tmux_status() == (0, "")  # a daemon with no sessions: nothing to show
+    hook(daemon, "ni", "UserPromptSubmit", pane="%1", prompt="go")
+    hook(daemon, "ni", "PermissionRequest", pane="%1", tool_name="Bash", tool_input={})
+    for sid in ("b1", "b2", "rv"):
+        hook(daemon, sid, "UserPromptSubmit", pane=f"%{sid}", prompt="go")
+    hook(daemon, "rv", "Stop", pane="%rv")
+    hook(daemon, "idle", "SessionStart", pane="%9", source="startup")
+    hook(daemon, "gone", "UserPromptSubmit", pane="%8", prompt="go")
+    hook(daemon, "gone", "SessionEnd", pane="%8", reason="exit")
+
+    assert tmux_status() == (0, "⚠1 ●1 ◐2\n")
+    assert tmux_status("--tmux-colours") == (
+        0,
+        "#[fg=yellow]⚠1#[default] #[fg=magenta]●1#[default] #[fg=cyan]◐2#[default]\n",
+    )
+    fmt = "{needs_input} {review} {busy} {idle} {unknown} {total}"
+    assert tmux_status("--format", fmt) == (0, "1 1 2 1 0 5\n")
+
+
+def test_tmux_status_is_empty_and_exits_0_when_the_daemon_is_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("PURPLEMUX_HOME", str(home))
+    monkeypatch.setenv("PURPLEMUX_PORT", str(free_port()))
+    assert tmux_status() == (0, "")  # no home, no token
+    home.mkdir()
+    (home / "token").write_text("tok\n")
+    assert tmux_status("--tmux-colours") == (0, "")  # a token, but nobody listens
+    assert capsys.readouterr().err == ""
+    assert tmux_status("--format", "{bogus}")[0] == 2  # a bad format is said, daemon or not
+
+
+def test_tmux_status_gives_up_on_a_silent_daemon_within_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "token").write_text("tok\n")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()  # accepts connections (the kernel does) but never answers
+        (home / "port").write_text(f"{server.getsockname()[1]}\n")
+        monkeypatch.setenv("PURPLEMUX_HOME", str(home))
+        start = time.monotonic()
+        assert tmux_status() == (0, "")
+        took = time.monotonic() - start
+    assert ts.TIMEOUT <= took < ts.TIMEOUT + 0.5
+
+
+def test_tmux_status_process_imports_no_server_code(daemon: Daemon) -> None:
+    hook(daemon, "b1", "UserPromptSubmit", prompt="go")
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "purplemux", "tmux-status"],
+        env=daemon.env,
+        capture_output=True,
+        timeout=10,
+    )
+    assert out.returncode == 0
+    assert out.stdout.decode() == "◐1\n"
+    imported = {line.split("|")[-1].strip() for line in out.stderr.decode().splitlines()}
+    heavy = {"fastapi", "uvicorn", "starlette", "websockets", "urllib.request", "asyncio"}
+    assert not imported & heavy, imported & heavy
+
+    daemon.stop()
+    out = subprocess.run(
+        [sys.executable, "-m", "purplemux", "tmux-status"],
+        env=daemon.env,
+        capture_output=True,
+        timeout=10,
+    )
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
+
+
+# --- the pane marker, with a scripted tmux ----------------------------------------------------
+
+
+def session(sid: str, state: State, pane: str = "%1", ended: bool = False) -> Session:
+    tmux = TmuxLocation(pane=pane, socket="/tmp/sock")
+    return Session(id=sid, state=state, tmux=tmux, ended=ended)
+
+
+class FakeTmux:
+    """Records tmux command lines; can be slowed or broken."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail = False
+
+    async def __call__(self, args: list[str]) -> bool:
+        await self.gate.wait()
+        self.calls.append(args)
+        if self.fail:
+            raise RuntimeError("tmux exploded")
+        return True
+
+    def marks(self) -> list[tuple[str, str | None]]:
+        return [(a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in self.calls]
+
+
+async def settle(marker_task: asyncio.Task[None]) -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+@pytest.mark.asyncio
+async def test_marker_sets_unsets_and_skips_repeats() -> None:
+    tmux = FakeTmux()
+    marker = pm.PaneMarker(tmux)
+    task = asyncio.create_task(marker.run())
+    try:
+        marker.on_change(session("a", State.BUSY))
+        await settle(task)
+        marker.on_change(session("a", State.BUSY))  # a tool update: same state
+        await settle(task)
+        marker.on_change(session("a", State.REVIEW))
+        await settle(task)
+        marker.on_change(session("a", State.REVIEW, ended=True))
+        await settle(task)
+        marker.on_change(Session(id="no-tmux", state=State.BUSY))
+        await settle(task)
+    finally:
+        task.cancel()
+    assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
+    assert tmux.calls[0] == pm.tmux_args("/tmp/sock", "%1", "busy")
+    assert tmux.calls[0][:3] == ["tmux", "-S", "/tmp/sock"]
+    assert pm.tmux_args(None, "%2", None) == [
+        "tmux",
+        "set-option",
+        "-p",
+        "-u",
+        "-t",
+        "%2",
+        "@purplemux_state",
+    ]
+
+
+@pytest.mark.asyncio
+async def test_marker_coalesces_a_burst_to_the_latest_state_per_pane() -> None:
+    tmux = FakeTmux()
+    tmux.gate.clear()  # tmux is slow: changes pile up meanwhile
+    marker = pm.PaneMarker(tmux)
+    task = asyncio.create_task(marker.run())
+    try:
+        marker.on_change(session("a", State.BUSY))
+        await settle(task)  # the worker is now inside the first (slow) call
+        for state in (State.NEEDS_INPUT, State.BUSY, State.NEEDS_INPUT, State.REVIEW):
+            marker.on_change(session("a", state))
+        marker.on_change(session("b", State.BUSY, pane="%2"))
+        tmux.gate.set()
+        await settle(task)
+    finally:
+        task.cancel()
+    assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%2", "busy")]
+
+
+@pytest.mark.asyncio
+async def test_an_old_session_ending_does_not_wipe_its_successor_on_the_pane() -> None:
+    tmux = FakeTmux()
+    marker = pm.PaneMarker(tmux)
+    task = asyncio.create_task(marker.run())
+    try:
+        marker.on_change(session("old", State.IDLE))
+        marker.on_change(session("new", State.IDLE))  # /clear: a new id in the same pane
+        await settle(task)
+        marker.on_change(session("old", State.IDLE, ended=True))  # its end arrives late
+        marker.on_change(session("new", State.BUSY))
+        await settle(task)
+    finally:
+        task.cancel()
+    assert tmux.marks() == [("%1", "idle"), ("%1", "busy")]
+
+
+@pytest.mark.asyncio
+async def test_marker_survives_a_failing_tmux() -> None:
+    tmux = FakeTmux()
+    tmux.fail = True
+    marker = pm.PaneMarker(tmux)
+    task = asyncio.create_task(marker.run())
+    try:
+        marker.on_change(session("a", State.BUSY))
+        await settle(task)
+        tmux.fail = False
+        marker.on_change(session("a", State.BUSY))  # not marked before: tried again
+        await settle(task)
+        assert not task.done()
+    finally:
+        task.cancel()
+    assert tmux.marks() == [("%1", "busy"), ("%1", "busy")]
+
+
+@pytest.mark.asyncio
+async def test_run_tmux_never_raises_and_leaves_nothing_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert await pm.run_tmux([str(tmp_path / "no-tmux"), "-V"]) is False
+    assert await pm.run_tmux(["sh", "-c", "echo 'no such pane' >&2; exit 1"]) is False
+    assert await pm.run_tmux(["true"]) is True
+
+    pidfile = tmp_path / "pid"
+    hang = ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 30"]
+    monkeypatch.setattr(pm, "TMUX_TIMEOUT", 0.2)
+    assert await pm.run_tmux(hang) is False  # a wedged tmux is killed
+    assert not Path(f"/proc/{pidfile.read_text().strip()}").exists()
+
+    pidfile.unlink()
+    monkeypatch.setattr(pm, "TMUX_TIMEOUT", 30)
+    task = asyncio.create_task(pm.run_tmux(hang))
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        await asyncio.sleep(0.01)
+    task.cancel()  # the daemon shuts down mid-call
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not Path(f"/proc/{pidfile.read_text().strip()}").exists()
+
+
+# --- the pane marker on a real tmux server ----------------------------------------------------
+
+
+@dataclass
+class Tmux:
+    """A private tmux server: `tmux -L name -f /dev/null`."""
+
+    name: str
+    env: dict[str, str]
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.name, "-f", "/dev/null", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if check and out.returncode != 0:
+            raise AssertionError(f"tmux {args}: {out.stderr}")
+        return out.stdout.rstrip("\n")
+
+    @property
+    def socket(self) -> str:
+        return self("display", "-p", "#{socket_path}")
+
+    @property
+    def pid(self) -> str:
+        return self("display", "-p", "#{pid}")
+
+    def pane(self, target: str = "t") -> str:
+        return self("display", "-p", "-t", target, "#{pane_id}")
+
+    def state(self, pane: str) -> str:
+        return self("show-options", "-p", "-q", "-v", "-t", pane, pm.OPTION)
+
+    def pane_options(self, pane: str) -> str:
+        return self("show-options", "-p", "-t", pane)
+
+    def kill(self) -> None:
+        socket_path = self("display", "-p", "#{socket_path}", check=False)
+        self("kill-server", check=False)
+        if socket_path:
+            Path(socket_path).unlink(missing_ok=True)
+
+
+def start_tmux(env: dict[str, str] | None = None, command: str = "sleep 600") -> Tmux:
+    server = Tmux(f"pmx-test-{uuid.uuid4().hex[:10]}", {**os.environ, **(env or {})})
+    server.env.pop("TMUX", None)
+    server("new-session", "-d", "-s", "t", "-x", "160", "-y", "40", command)
+    return server
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    server = start_tmux()
+    yield server
+    server.kill()
+
+
+def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, tmux: Tmux) -> None:
+    settings = Settings(
+        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+    )
+    pane = tmux.pane()
+    where = f"{tmux.socket},{tmux.pid},0"
+    n = 0
+
+    def post(c: TestClient, name: str, **extra: Any) -> None:
+        nonlocal n
+        n += 1
+        payload = {"session_id": "real-1", "hook_event_name": name, "cwd": "/w/p", **extra}
+        r = c.post(
+            "/api/hooks",
+            content=json.dumps(payload),
+            headers={
+                "X-Purplemux-Event-Id": f"ev-{n}",
+                "X-Purplemux-Ts": str(time.time_ns()),
+                "X-Purplemux-Pane": pane,
+                "X-Purplemux-Tmux": where,
+            },
+        )
+        assert r.status_code < 300, r.text
+
+    with TestClient(create_app(settings, components=[pm.pane_marker])) as c:
+        c.headers["Authorization"] = f"Bearer {(settings.home / 'token').read_text().strip()}"
+        assert tmux.state(pane) == ""
+        post(c, "SessionStart", source="startup")
+        wait_for(lambda: tmux.state(pane) == "idle")
+        post(c, "UserPromptSubmit", prompt="go")
+        wait_for(lambda: tmux.state(pane) == "busy")
+        post(c, "PermissionRequest", tool_name="Bash", tool_input={"command": "ls"})
+        wait_for(lambda: tmux.state(pane) == "needs-input")
+        post(c, "PostToolUse", tool_name="Bash", tool_input={"command": "ls"})
+        wait_for(lambda: tmux.state(pane) == "busy")
+        post(c, "Stop")
+        wait_for(lambda: tmux.state(pane) == "review")
+        post(c, "SessionEnd", reason="exit")
+        wait_for(lambda: pm.OPTION not in tmux.pane_options(pane))
+
+
+def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
+    tmp_path: Path, tmux: Tmux
+) -> None:
+    """A daemon restart re-marks live panes from the store; shutdown leaves no listener."""
+    settings = Settings(
+        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+    )
+    pane = tmux.pane()
+    with TestClient(create_app(settings, components=[])) as c:  # first run: no marker
+        c.headers["Authorization"] = f"Bearer {(settings.home / 'token').read_text().strip()}"
+        for n, name in enumerate(("SessionStart", "UserPromptSubmit", "Stop")):
+            c.post(
+                "/api/hooks",
+                content=json.dumps({"session_id": "r", "hook_event_name": name, "cwd": "/w"}),
+                headers={
+                    "X-Purplemux-Event-Id": f"e{n}",
+                    "X-Purplemux-Ts": str(time.time_ns()),
+                    "X-Purplemux-Pane": pane,
+                    "X-Purplemux-Tmux": f"{tmux.socket},1,0",
+                },
+            )
+    assert tmux.state(pane) == ""
+    app = create_app(settings, components=[pm.pane_marker])
+    with TestClient(app):
+        wait_for(lambda: tmux.state(pane) == "review")
+        listeners = app.state.runtime.engine.on_change
+        assert len(listeners) == 1
+    assert listeners == []
+
+
+# --- the tmux.conf snippet, rendered by a real tmux client ------------------------------------
+
+MARKER_DAEMON = textwrap.dedent(
+    """
+    import uvicorn
+    from purplemux.pane_marker import pane_marker
+    from purplemux.server.app import create_app
+    from purplemux.settings import Settings
+
+    settings = Settings.from_env(watch_sources=False)
+    app = create_app(settings, components=[pane_marker])
+    uvicorn.run(app, host="127.0.0.1", port=settings.port, log_level="warning")
+    """
+)
+
+
+class MarkerDaemon(Daemon):
+    """A real uvicorn daemon whose app also runs the pane marker."""
+
+    def start(self) -> MarkerDaemon:
+        self.log_path = self.home.parent / f"daemon-{self.port}.log"
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", MARKER_DAEMON],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=REPO,
+            )
+        wait_for(self._healthy, timeout=20)
+        wait_for(lambda: (self.home / "port").exists())
+        return self
+
+
+def status_line(outer: Tmux, escapes: bool = False) -> str:
+    args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if escapes else [])
+    lines = outer(*args).splitlines()
+    return lines[-1] if lines else ""
+
+
+def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
+    """The documented snippet, sourced into tmux 3.x, drawn by an attached client."""
+    d = MarkerDaemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "purplemux"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m purplemux "$@"\n')
+    shim.chmod(0o755)
+    conf = tmp_path / "tmux.conf"
+    conf.write_text(pm.TMUX_CONF)
+    env = {**d.env, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    inner = start_tmux(env)
+    outer: Tmux | None = None
+    try:
+        inner("source-file", str(conf))
+        inner("set", "-g", "status-interval", "1")  # the test need not wait 2 s per refresh
+        inner("rename-window", "-t", "t", "work")
+        pane = inner.pane()
+        where = f"{inner.socket},{inner.pid},0"
+        payload = {"session_id": "conf-1", "cwd": "/w/conf"}
+        run_hook(d.home, {**payload, "hook_event_name": "UserPromptSubmit"}, pane, where)
+        ask = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {}}
+        run_hook(d.home, {**payload, **ask}, pane, where)
+        wait_for(lambda: inner.state(pane) == "needs-input")
+
+        outer = start_tmux(env, f"env -u TMUX tmux -L {inner.name} attach -t t")
+        outer("set", "-g", "status", "off")
+        wait_for(lambda: "0:work⚠" in status_line(outer) and "⚠1" in status_line(outer))
+        coloured = status_line(outer, escapes=True)
+        assert "\033[33m⚠" in coloured  # #[fg=yellow] became a colour, not text
+        assert "#[" not in status_line(outer)
+        assert "[needs-input]" in outer("capture-pane", "-p", "-t", "t")  # the pane border
+
+        run_hook(d.home, {**payload, "hook_event_name": "Stop"}, pane, where)
+        wait_for(lambda: "0:work●" in status_line(outer) and "●1" in status_line(outer))
+        assert "⚠" not in status_line(outer)
+    finally:
+        if outer is not None:
+            outer.kill()
+        inner.kill()
+        d.stop()
