@@ -1,32 +1,32 @@
-"""How long Claude Code waits for the status hook: the script against a synchronous curl POST.
+"""How long Claude Code waits for the status hook: our script against a synchronous curl POST.
 
-Runs each command N times with a real hook payload on stdin, the way Claude does (wait for the
-exit and for stdout/stderr to close), with the daemon up (a tiny local HTTP server, or --url) and
-down (a closed port), and prints min / median / max wall time in milliseconds. The first line is
-the floor: starting a shell that does nothing, with the same harness.
+Each command runs the way Claude runs a command hook: `sh -c '<command>'`, the hook payload on
+stdin, timed until the process exits and its stdout/stderr are closed. Against a real daemon
+(`purplemux serve` on a free port) and with the daemon down (the port file names a closed port).
+The cases are interleaved, so a busy spell of the machine hits them all alike; before each run the
+previous run's background delivery is allowed to finish, so runs do not overlap.
 
-    python benchmarks/hook_latency.py [-n 200] [--url http://127.0.0.1:8022 --auth-file FILE]
+    python benchmarks/hook_latency.py [-n 200]
 """
 
 from __future__ import annotations
 
 import argparse
-import http.server
 import json
 import os
+import shlex
 import shutil
-import socket
-import statistics
 import subprocess
-import tempfile
-import threading
 import time
-import urllib.parse
+from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "hooks" / "status-hook.sh"
-SAMPLE = {
+from common import Stats, bench_daemon, closed_port, running, settle_spool, tempdir
+
+from purplemux.install import hook_command
+
+SHELL = "/bin/sh"
+PAYLOAD = {
     "session_id": "054cd48c-887f-45cb-8bc0-ebcb7e4963ae",
     "transcript_path": "/home/dev/.claude/projects/-home-dev-proj/054cd48c.jsonl",
     "cwd": "/home/dev/proj",
@@ -34,125 +34,133 @@ SAMPLE = {
     "hook_event_name": "PermissionRequest",
     "tool_name": "Bash",
     "tool_input": {"command": "touch hello.txt", "description": "Create a file"},
+    "permission_suggestions": [
+        {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow"}
+    ],
 }
-# What a naive hook does: POST and wait for the answer (the token is read from a file here too).
-SYNC_CURL = (
-    'curl -q -s -o /dev/null --noproxy "*" --connect-timeout 1 --max-time 3 '
-    '-H @"$PURPLEMUX_HOME/auth-header" -H "Content-Type: application/json" '
-    '--data-binary @- "http://127.0.0.1:$(cat "$PURPLEMUX_HOME/port")/api/hooks"'
+
+
+def curl_command(home: Path, port: int) -> str:
+    """The usual hook: POST the payload with curl and wait for the answer (port written in)."""
+    header = shlex.quote(str(home / "auth-header"))
+    return (
+        'curl -q -s -o /dev/null --noproxy "*" --connect-timeout 1 --max-time 3 '
+        f"-H @{header} -H 'Content-Type: application/json' "
+        f"--data-binary @- http://127.0.0.1:{port}/api/hooks"
+    )
+
+
+# The programs our script starts in the foreground (date for the timestamp, cat to save stdin,
+# setsid for the detached delivery), with nothing else: the process floor of its design.
+PROGRAMS = (
+    "ts=$(date +%s%N); cat >/dev/null; setsid /bin/true </dev/null >/dev/null 2>&1 & exit 0"
 )
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    """Reads the POST and answers 204, as the daemon does when it took the event."""
-
-    count = 0
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        Handler.count += 1
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+@dataclass
+class Case:
+    label: str
+    command: str
+    home: Path | None = None
+    times: list[float] = field(default_factory=list)
 
 
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+@dataclass
+class HookResult:
+    """Wall times in ms per case label, and what the daemon-down runs spooled."""
+
+    cases: dict[str, list[float]]
+    spooled: int
+    runs: int
+    delivered: int
+
+    def stats(self, key: str) -> Stats:
+        return Stats.of(self.cases[key])
 
 
-def make_home(root: Path, name: str, port: int, auth: str) -> Path:
-    """A daemon home with the files the hook reads: port and auth-header."""
-    home = root / name
-    home.mkdir(mode=0o700)
-    (home / "port").write_text(f"{port}\n")
-    (home / "auth-header").write_text(auth)
-    (home / "auth-header").chmod(0o600)
-    return home
+def _env(home: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home.parent),
+        "TMUX_PANE": "%3",
+        "TMUX": f"{home.parent}/tmux-0/default,4242,0",
+    }
+    return env
 
 
-def settle(home: Path, timeout: float = 10.0) -> None:
-    """Wait until the previous run's background delivery is done, so runs do not overlap."""
-    tmp = home / "spool" / ".tmp"
-    deadline = time.monotonic() + timeout
-    while tmp.is_dir() and any(tmp.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.001)
-
-
-def measure(argv: list[str], home: Path, payload: bytes, n: int, back_to_back: bool) -> list[float]:
-    """Wall time in ms of n runs of argv, payload on stdin, until exit and stdout/stderr EOF."""
-    env = {**os.environ, "PURPLEMUX_HOME": str(home), "TMUX_PANE": "%0"}
-    env.pop("http_proxy", None)
-    times = []
+def measure(cases: list[Case], payload: bytes, n: int, homes: list[Path]) -> None:
+    """n interleaved rounds over the cases; each run waits for the exit and for EOF."""
     for _ in range(n):
-        if not back_to_back:
-            settle(home)
-        start = time.perf_counter()
-        subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=30)
-        times.append((time.perf_counter() - start) * 1000)
-    return times
+        for case in cases:
+            for h in homes:
+                settle_spool(h)
+            env = _env(case.home or homes[0])
+            start = time.perf_counter()
+            done = subprocess.run(
+                [SHELL, "-c", case.command], input=payload, capture_output=True, env=env, timeout=30
+            )
+            case.times.append((time.perf_counter() - start) * 1000)
+            if done.stdout or done.stderr:
+                raise RuntimeError(f"{case.label} printed: {done.stdout!r} {done.stderr!r}")
 
 
-def report(label: str, times: list[float]) -> None:
-    print(
-        f"{label:<34} min {min(times):7.2f}   median {statistics.median(times):7.2f}"
-        f"   max {max(times):8.2f}"
+def run(root: Path, n: int) -> HookResult:
+    """Measure every case n times against a real daemon started under root."""
+    payload = json.dumps(PAYLOAD).encode() + b"\n"
+    daemon = bench_daemon(root, "hooks")
+    with running(daemon) as d:
+        installed = d.home / "status-hook.sh"  # the daemon keeps this copy current
+        down = root / "hooks-down" / "home"
+        down.mkdir(parents=True)
+        down.chmod(0o700)
+        (down / "port").write_text(f"{closed_port()}\n")
+        shutil.copy(d.home / "auth-header", down / "auth-header")
+        cases = [
+            Case("floor", "exit 0"),
+            Case("programs", PROGRAMS),
+            Case("hook_up", hook_command(installed, d.home), d.home),
+            Case("curl_up", curl_command(d.home, d.port), d.home),
+            Case("hook_down", hook_command(installed, down), down),
+            Case("curl_down", curl_command(down, int((down / "port").read_text())), down),
+        ]
+        measure(cases, payload, n, [d.home, down])
+        settle_spool(d.home)
+        settle_spool(down)
+        sid = str(PAYLOAD["session_id"])
+        # Every hook run and every curl run (daemon up) is one event in the log (limit 1000).
+        deadline = time.monotonic() + 10
+        while True:
+            got = len(d.api("GET", f"/api/sessions/{sid}/events")["events"])
+            if got >= 2 * n or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    spooled = len(list((down / "spool").glob("*.spool")))
+    return HookResult(
+        cases={c.label: c.times for c in cases}, spooled=spooled, runs=n, delivered=got
     )
+
+
+LABELS = {
+    "floor": "floor: `sh -c 'exit 0'`",
+    "programs": "floor of the script's design: date + cat + setsid &",
+    "hook_up": "status-hook.sh (installed command), daemon up",
+    "curl_up": "`sh -c 'curl … POST'`, daemon up",
+    "hook_down": "status-hook.sh (installed command), daemon down",
+    "curl_down": "`sh -c 'curl … POST'`, daemon down",
+}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("-n", type=int, default=200, help="runs per case (default 200)")
-    parser.add_argument("--url", help="a running daemon to post to instead of the local server")
-    parser.add_argument("--auth-file", type=Path, help="the daemon's auth-header file (--url)")
-    parser.add_argument("--shell", default=shutil.which("dash") or "/bin/sh")
-    parser.add_argument(
-        "--back-to-back",
-        action="store_true",
-        help="do not wait for the previous run's background delivery (bursts of hooks)",
-    )
     args = parser.parse_args()
-    payload = json.dumps(SAMPLE).encode() + b"\n"
-
-    server = None
-    if args.url:
-        port = urllib.parse.urlsplit(args.url).port or 80
-        auth = args.auth_file.read_text() if args.auth_file else "Authorization: Bearer none\n"
-    else:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        port = server.server_address[1]
-        auth = "Authorization: Bearer benchmark\n"
-
-    with tempfile.TemporaryDirectory(prefix="purplemux-bench-") as root_name:
-        root = Path(root_name)
-        print(f"{args.n} runs each, {args.shell}, times in ms (foreground: what Claude waits for)")
-        floor = measure([args.shell, "-c", "exit 0"], root, payload, args.n, True)
-        report("floor: a shell that does nothing", floor)
-        for state, p in (("up", port), ("down", closed_port())):
-            home = make_home(root, f"hook-{state}", p, auth)
-            report(
-                f"status-hook.sh, daemon {state}",
-                measure([args.shell, str(SCRIPT)], home, payload, args.n, args.back_to_back),
-            )
-            settle(home)
-            spooled = len(list((home / "spool").glob("*.spool")))
-            print(f"{'':<34} ({spooled} spooled)")
-            home = make_home(root, f"curl-{state}", p, auth)
-            report(
-                f"sh -c 'curl POST', daemon {state}",
-                measure([args.shell, "-c", SYNC_CURL], home, payload, args.n, True),
-            )
-    if server is not None:
-        print(f"the local server took {Handler.count} POSTs")
-        server.shutdown()
-        server.server_close()
+    with tempdir("purplemux-bench-hooks-") as name:
+        result = run(Path(name), args.n)
+    print(f"{args.n} runs each, {os.path.realpath(SHELL)}, ms until exit and EOF")
+    for key, label in LABELS.items():
+        s = result.stats(key)
+        print(f"{label:<52} min {s.min:7.2f}  median {s.median:7.2f}  max {s.max:8.2f}")
+    print(f"daemon down: {result.spooled} of {args.n} spooled; daemon up: {result.delivered} logged")
 
 
 if __name__ == "__main__":

@@ -155,6 +155,8 @@ class Engine:
 
     async def _process(self, batch: list[_Item]) -> None:
         self.stats.batches += 1
+        for it in batch:
+            it.event = ev.sanitize(it.event)  # before anything stores, sends or compares it
         unseen = [it.event.id for it in batch if it.event.id not in self._seen]
         known = await self.store.call(lambda s: s.known_ids(unseen)) if unseen else set()
         to_log: list[Event] = []

@@ -10,7 +10,8 @@ ATTENTION, so the transition table can stay a plain lookup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import re
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -290,3 +291,53 @@ def event_from_json(data: dict[str, Any]) -> Event:
     if "source" in kwargs:
         kwargs["source"] = Source(kwargs["source"])
     return cls(**kwargs)
+
+
+TEXT_CAPS: dict[str, int] = {
+    "cwd": 4096,
+    "transcript_path": 4096,
+    "name": 100,
+    "origin": 40,
+    "model": 200,
+    "prompt": 2000,
+    "tool_name": 200,
+    "tool_use_id": 200,
+    "summary": 300,
+    "question": 300,
+    "waiting_for": 300,
+    "notification_type": 100,
+    "message": 300,
+    "last_message": 2000,
+    "error": 300,
+    "reason": 100,
+    "snippet": 200,
+    "current_tool": 300,
+}
+"""Longest text per event field: sources cap their own; this is the backstop for all of them."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def sanitize(event: Event) -> Event:
+    """The event with text every sink can take: lone surrogates replaced, free text capped.
+
+    JSON can carry a lone surrogate ("\\ud83d": a string cut through an emoji) and so can a path
+    decoded with surrogateescape; SQLite, UTF-8 responses and the WebSocket feed cannot encode it.
+    """
+    changes: dict[str, Any] = {}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, str):
+            new = _clean(value)[: TEXT_CAPS.get(f.name)]
+            if new != value:
+                changes[f.name] = new
+        elif isinstance(value, TmuxLocation):
+            parts = [getattr(value, g.name) for g in fields(value)]
+            loc = TmuxLocation(*(_clean(v) if isinstance(v, str) else v for v in parts))
+            if loc != value:
+                changes[f.name] = loc
+    return replace(event, **changes) if changes else event

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,11 +16,16 @@ Message = dict[str, Any]
 
 @dataclass(eq=False)
 class Subscriber:
-    """One client's bounded queue; `overflowed` means it fell behind and must resync."""
+    """One client's bounded queue of messages, as JSON text; `overflowed`: it must resync."""
 
-    queue: asyncio.Queue[Message | None] = field(default_factory=lambda: asyncio.Queue(2000))
+    queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(2000))
     overflowed: bool = False
     visible: bool = False
+
+
+def encode(message: Message) -> str:
+    """A message as the JSON text sent on the WebSocket."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
 
 class Feed:
@@ -42,12 +48,15 @@ class Feed:
     def publish(self, message: Message) -> None:
         """Stamp the next seq on the message and queue it for every subscriber."""
         self.seq += 1
-        message = {**message, "seq": self.seq}
+        if not self.subscribers:
+            return
+        # Encoded once for all clients (as starlette's send_json would, per client).
+        text = encode({**message, "seq": self.seq})
         for sub in list(self.subscribers):
             if sub.overflowed:
                 continue
             try:
-                sub.queue.put_nowait(message)
+                sub.queue.put_nowait(text)
             except asyncio.QueueFull:
                 # A client this far behind resyncs from a fresh snapshot rather than stall us.
                 sub.overflowed = True

@@ -12,6 +12,7 @@ import uvicorn
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
 from purplemux.settings import Settings
+from purplemux.store import Store, StoreError
 
 
 def is_loopback(host: str) -> bool:
@@ -41,7 +42,19 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # watchfiles logs every change at INFO: with the log file inside a watched folder (a missing
+    # Claude dir is watched through its nearest parent) each line would trigger the next.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     token = load_or_create_token(settings.home)
+    try:  # a broken or locked database: say how to recover, not a traceback from the lifespan
+        store = Store(settings.db_path)
+        try:
+            store.check()
+        finally:
+            store.close()
+    except StoreError as exc:
+        print(f"purplemux: {exc}", file=sys.stderr)
+        return 1
     if out.isatty():
         print(f"purplemux dashboard: {settings.base_url}/?token={token}", file=out)
     else:
@@ -57,6 +70,9 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         access_log=False,  # the login link carries the token: never write URLs to a log
         log_level="info",
         lifespan="on",
+        # Every client would get its own compressor, run per message: for JSON of a few hundred
+        # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
+        ws_per_message_deflate=False,
     )
     server = uvicorn.Server(config)
     server.run()

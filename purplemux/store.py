@@ -50,6 +50,24 @@ class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says how to recover."""
 
 
+def _unusable(path: Path, reason: object) -> str:
+    """What to tell the user, in one paragraph: the file, why, and how to recover."""
+    if "locked" in str(reason):
+        return (
+            f"the state database {path} is locked by another program (is another "
+            "`purplemux serve` using the same PURPLEMUX_HOME?). Stop that program and start "
+            "again; the file itself is fine, do not move it."
+        )
+    return (
+        f"cannot use the state database {path}: {reason}. Stop the daemon, move the file "
+        f"aside with its -wal and -shm files if they exist (mv {path} {path}.broken; "
+        f"mv {path}-wal {path}-wal.broken; mv {path}-shm {path}-shm.broken) and start "
+        "again: sessions are rebuilt from the live sources (Claude's session files, "
+        "transcripts and processes); the event history and Web Push subscriptions start "
+        "empty."
+    )
+
+
 class Store:
     """Synchronous store; use it from one thread only (see AsyncStore)."""
 
@@ -62,11 +80,16 @@ class Store:
             self.db.execute("PRAGMA busy_timeout=2000")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"cannot use the state database {path}: {exc}. Stop the daemon, move the file "
-                f"aside (mv {path} {path}.broken) and start again: sessions are rebuilt from "
-                "the live sources."
-            ) from exc
+            raise StoreError(_unusable(path, exc)) from exc
+
+    def check(self) -> None:
+        """Read every page once (PRAGMA quick_check): damage shows at start, not mid-run."""
+        try:
+            problem = self.db.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(_unusable(self.path, exc)) from exc
+        if problem != "ok":
+            raise StoreError(_unusable(self.path, " ".join(str(problem).split())[:200]))
 
     def _migrate(self) -> None:
         version = int(self.db.execute("PRAGMA user_version").fetchone()[0])

@@ -14,7 +14,7 @@ from purplemux import __version__
 from purplemux import events as ev
 from purplemux.events import Source
 from purplemux.model import State
-from purplemux.server.runtime import Runtime, require_auth, runtime
+from purplemux.server.runtime import Runtime, current_runtime, require_auth
 from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
 
@@ -46,7 +46,7 @@ async def health() -> dict[str, str]:
 
 
 @router.post("/api/hooks", dependencies=[Depends(require_auth)])
-async def post_hook(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
+async def post_hook(request: Request, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
     payload = await read_json(request)
     # ASGI decodes headers as latin-1; the script sends UTF-8 (a tmux socket path may hold any).
     headers = {
@@ -61,13 +61,13 @@ async def post_hook(request: Request, rt: Runtime = Depends(runtime)) -> JSONRes
 
 
 @router.get("/api/sessions", dependencies=[Depends(require_auth)])
-async def list_sessions(all: str | None = None, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def list_sessions(all: str | None = None, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     include_ended = all not in (None, "", "0", "false")
     return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
 
 
 @router.get("/api/sessions/{session_id}", dependencies=[Depends(require_auth)])
-async def get_session(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def get_session(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     session = rt.engine.sessions.get(session_id)
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
@@ -75,7 +75,7 @@ async def get_session(session_id: str, rt: Runtime = Depends(runtime)) -> dict[s
 
 
 @router.post("/api/sessions/{session_id}/dismiss", dependencies=[Depends(require_auth)])
-async def dismiss(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     session = rt.engine.sessions.get(session_id)
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
@@ -91,7 +91,7 @@ async def dismiss(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, 
 
 
 @router.get("/api/sessions/{session_id}/events", dependencies=[Depends(require_auth)])
-async def session_events(session_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def session_events(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     if session_id not in rt.engine.sessions:
         raise HTTPException(404, f"no session {session_id!r}")
     rows = await rt.store.call(lambda s: s.events_for(session_id))

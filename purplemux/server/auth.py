@@ -41,6 +41,9 @@ def load_or_create_token(home: Path) -> str:
     header_path = home / "auth-header"
     if not header_path.exists() or header_path.read_text() != header:
         write_private(header_path, header)
+    for secret in (path, header_path):
+        if secret.stat().st_mode & 0o077:  # made or copied by hand with a looser mode
+            secret.chmod(0o600)
     return token
 
 

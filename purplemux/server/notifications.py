@@ -18,7 +18,7 @@ from purplemux.notify.policy import PushPolicy
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender
 from purplemux.server.api import read_json
-from purplemux.server.runtime import Runtime, require_auth, runtime
+from purplemux.server.runtime import Runtime, current_runtime, require_auth
 from purplemux.store import AsyncStore
 
 log = logging.getLogger(__name__)
@@ -37,9 +37,18 @@ async def vapid_keys(rt: Runtime) -> VapidKeys:
 
 
 @router.get("/api/push/key")
-async def push_key(rt: Runtime = Depends(runtime)) -> dict[str, str]:
+async def push_key(rt: Runtime = Depends(current_runtime)) -> dict[str, str]:
     key = (await vapid_keys(rt)).application_server_key
     return {"key": key, "applicationServerKey": key}
+
+
+def _utf8(text: str) -> bool:
+    """False for a string holding a lone surrogate (JSON can carry one; SQLite cannot store it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _subscription(data: Any) -> dict[str, Any]:
@@ -56,21 +65,23 @@ def _subscription(data: Any) -> dict[str, Any]:
         isinstance(keys.get(k), str) and 0 < len(keys[k]) <= 256 for k in ("p256dh", "auth")
     ):
         raise HTTPException(422, "subscription.keys must hold p256dh and auth strings")
+    if not all(_utf8(text) for text in (endpoint, keys["p256dh"], keys["auth"])):
+        raise HTTPException(422, "subscription strings must be valid Unicode text")
     return {"endpoint": endpoint, "keys": {"p256dh": keys["p256dh"], "auth": keys["auth"]}}
 
 
 @router.post("/api/push/subscriptions")
-async def add_subscription(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
+async def add_subscription(request: Request, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
     await rt.store.call(lambda s: s.add_subscription(sub))
     return JSONResponse({"ok": True}, status_code=201)
 
 
 @router.delete("/api/push/subscriptions")
-async def remove_subscription(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def remove_subscription(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
-    if not isinstance(endpoint, str):
+    if not isinstance(endpoint, str) or not _utf8(endpoint):
         raise HTTPException(422, 'send {"endpoint": ...} of the subscription to remove')
     removed = await rt.store.call(lambda s: s.remove_subscription(endpoint))
     if not removed:

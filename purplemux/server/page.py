@@ -69,7 +69,8 @@ async def index(request: Request, token: str | None = None) -> Response:
     if not is_authenticated(request):
         return _login(None, 401)
     html = render_dashboard(rt.engine.snapshot(), time.time())
-    return HTMLResponse(html, headers=HEADERS)
+    # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
+    return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
 
 def _login(problem: str | None, status: int) -> HTMLResponse:

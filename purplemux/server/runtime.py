@@ -38,12 +38,18 @@ def runtime(request: HTTPConnection) -> Runtime:
     return rt
 
 
+async def current_runtime(request: HTTPConnection) -> Runtime:
+    """runtime() as a request dependency (async: no worker thread per request)."""
+    return runtime(request)
+
+
 def is_authenticated(conn: HTTPConnection) -> bool:
     return token_ok(runtime(conn).token, presented_token(conn))
 
 
-def require_auth(request: Request) -> None:
+async def require_auth(request: Request) -> None:
     """401 unless the request carries the token (header or cookie)."""
+    # async def: FastAPI runs a plain def dependency in a worker thread, a hop per request.
     if not is_authenticated(request):
         raise HTTPException(
             401,

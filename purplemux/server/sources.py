@@ -85,12 +85,20 @@ async def processes(rt: Runtime) -> None:
     watcher = _watcher(rt)
     poller = ProcessPoller(lambda: watcher.known().values())
     wake = asyncio.Event()
+    looked: dict[str, tuple[object, ...]] = {}
 
     def on_change(session: Session) -> None:
         if session.tmux and session.tmux.socket:
             poller.add_socket(session.tmux.socket)
-        if not session.ended and session.alive is None and (session.tmux or session.pid):
-            wake.set()  # a pane or pid we have not matched yet: look now, not in seconds
+        if session.ended or session.alive is not None:
+            looked.pop(session.id, None)
+        elif session.tmux or session.pid:
+            # A pane or pid we have not matched yet: look now, not in seconds. Once per place:
+            # a pane on a server we cannot reach must not cost a process-table walk per event.
+            where = (session.tmux, session.pid)
+            if looked.get(session.id) != where:
+                looked[session.id] = where
+                wake.set()
 
     rt.engine.on_change.append(on_change)
     try:

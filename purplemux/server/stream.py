@@ -43,25 +43,25 @@ async def stream(ws: WebSocket) -> None:
             if isinstance(msg, dict) and msg.get("type") == "visibility":
                 sub.visible = bool(msg.get("visible")) and bool(msg.get("focused", True))
 
-    reading = asyncio.create_task(reader())
+    async def sender() -> None:
+        # The feed ends, or drops a client that fell behind, with None.
+        while (text := await sub.queue.get()) is not None:
+            await ws.send_text(text)
+
+    tasks = [asyncio.create_task(reader())]
     try:
         await ws.send_json(snapshot)
-        while True:
-            getter = asyncio.ensure_future(sub.queue.get())
-            done, _ = await asyncio.wait({getter, reading}, return_when=asyncio.FIRST_COMPLETED)
-            if reading in done:
-                getter.cancel()
-                break
-            message = getter.result()
-            if message is None:
-                break
-            await ws.send_json(message)
+        tasks.append(asyncio.create_task(sender()))
+        # One wait per connection (not per message): ends when the client goes or the feed ends.
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
         feed.unsubscribe(sub)
-        reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await reading
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         with contextlib.suppress(Exception):
             await ws.close()

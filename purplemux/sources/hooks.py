@@ -29,16 +29,24 @@ class PayloadError(ValueError):
     """The hook payload is not something Claude sends; the message says what is wrong."""
 
 
+def _dumps(value: Any, sort_keys: bool = False) -> str:
+    try:
+        return json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):
+        # Nested as deep as the parser allows: encoding it again, deeper in the stack, may not be.
+        return "<too deeply nested>"
+
+
 def _text(value: Any, cap: int = MAX_TEXT) -> str | None:
     if value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _dumps(value)
     return text[:cap]
 
 
 def digest(tool_input: Any) -> str:
     """A stable fingerprint of a tool call's input, to pair PreToolUse with PermissionRequest."""
-    raw = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
+    raw = _dumps(tool_input, sort_keys=True)
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -67,7 +75,7 @@ def first_question(tool_input: Mapping[str, Any]) -> str | None:
 def parse_time(headers: Mapping[str, str], now: float) -> float:
     """The hook script's start time (nanoseconds) as unix seconds; arrival time if absent or odd."""
     raw = headers.get(HEADER_TS, "")
-    if raw.isdigit() and len(raw) <= 20:
+    if raw.isascii() and raw.isdigit() and len(raw) <= 20:  # "²".isdigit() is true too
         return int(raw) / 1e9
     return now
 
