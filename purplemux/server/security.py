@@ -39,8 +39,10 @@ class SecurityMiddleware:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], *HEADERS]
+                own = list(message.get("headers") or [])
+                present = {name.lower() for name, _ in own}
+                # A route that sets its own value (the page's CSP) keeps it: one header, not two.
+                message["headers"] = own + [h for h in HEADERS if h[0] not in present]
                 if scope["path"] == "/static/sw.js":
                     # The worker lives under /static but must control the whole dashboard.
                     message["headers"].append((b"service-worker-allowed", b"/"))

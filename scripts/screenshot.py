@@ -1,0 +1,255 @@
+"""Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium.
+
+Usage: .venv/bin/python scripts/screenshot.py [--out docs/screenshot.png] [--width 1280]
+       [--dark] [--phone PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Literal
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.daemon import Daemon, wait_for  # noqa: E402 (needs the repository on sys.path)
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+DEFAULT = "/tmp/tmux-1000/default"
+WORK = "/tmp/tmux-1000/work"
+HOME = "/home/dev/src"
+
+# (session id, cwd, tmux socket or None, pane, [(seconds ago, hook event, payload fields), ...])
+Scene = tuple[str, str, str | None, str, list[tuple[float, str, dict[str, Any]]]]
+ASK = {"questions": [{"question": "Keep 7 or 30 days of offline history on the phone?"}]}
+WEB_ANSWER = (
+    "I moved the settings form to React Hook Form and added validation for the webhook URL. "
+    "Three new tests cover the rules; all of them pass."
+)
+DEPLOY = {"command": "docker compose up -d db && alembic upgrade head"}
+SCENES: list[Scene] = [
+    (
+        "s-pmx",
+        f"{HOME}/purplemux",
+        DEFAULT,
+        "%0",
+        [
+            (1500, "SessionStart", {"source": "startup"}),
+            (72, "UserPromptSubmit", {"prompt": "run the browser tests"}),
+            (
+                41,
+                "PreToolUse",
+                {
+                    "tool_name": "Bash",
+                    "tool_use_id": "t1",
+                    "tool_input": {"command": "pytest -q tests/browser"},
+                },
+            ),
+        ],
+    ),
+    (
+        "s-api",
+        f"{HOME}/api-server",
+        DEFAULT,
+        "%1",
+        [
+            (2400, "SessionStart", {"source": "startup"}),
+            (190, "UserPromptSubmit", {"prompt": "migrate the db"}),
+            (26, "PreToolUse", {"tool_name": "Bash", "tool_use_id": "t2", "tool_input": DEPLOY}),
+            (25, "PermissionRequest", {"tool_name": "Bash", "tool_input": DEPLOY}),
+        ],
+    ),
+    (
+        "s-infra",
+        f"{HOME}/infra",
+        DEFAULT,
+        "%2",
+        [
+            (900, "SessionStart", {"source": "startup"}),
+            (300, "UserPromptSubmit", {"prompt": "plan the terraform change"}),
+            (
+                248,
+                "StopFailure",
+                {"error": "overloaded", "last_assistant_message": "API Error: 529 Overloaded"},
+            ),
+        ],
+    ),
+    (
+        "s-web",
+        f"{HOME}/web-frontend",
+        WORK,
+        "%4",
+        [
+            (3000, "SessionStart", {"source": "startup"}),
+            (400, "UserPromptSubmit", {"prompt": "validate the webhook form"}),
+            (
+                131,
+                "Stop",
+                {"last_assistant_message": WEB_ANSWER},
+            ),
+        ],
+    ),
+    (
+        "s-mobile",
+        f"{HOME}/mobile-app",
+        WORK,
+        "%5",
+        [
+            (700, "SessionStart", {"source": "startup"}),
+            (95, "UserPromptSubmit", {"prompt": "add an offline cache"}),
+            (
+                8,
+                "PreToolUse",
+                {"tool_name": "AskUserQuestion", "tool_use_id": "t3", "tool_input": ASK},
+            ),
+        ],
+    ),
+    (
+        "s-data",
+        f"{HOME}/data-pipeline",
+        WORK,
+        "%6",
+        [
+            (640, "SessionStart", {"source": "startup"}),
+            (14, "UserPromptSubmit", {"prompt": "why is the nightly job slow?"}),
+        ],
+    ),
+    (
+        "s-docs",
+        f"{HOME}/design-docs",
+        WORK,
+        "%7",
+        [
+            (5000, "SessionStart", {"source": "startup"}),
+            (1300, "UserPromptSubmit", {"prompt": "link the glossary"}),
+            (
+                1100,
+                "Stop",
+                {"last_assistant_message": "Done: every glossary term now links to its first use."},
+            ),
+        ],
+    ),
+    (
+        "s-notes",
+        "/home/dev/notes",
+        None,
+        "",
+        [
+            (3700, "SessionStart", {"source": "startup"}),
+        ],
+    ),
+    (
+        "s-old",
+        f"{HOME}/legacy-migration",
+        DEFAULT,
+        "%3",
+        [
+            (7200, "SessionStart", {"source": "startup"}),
+            (4000, "SessionEnd", {"reason": "prompt_input_exit"}),
+        ],
+    ),
+]
+EXPECTED = {
+    "s-pmx": "busy",
+    "s-api": "needs-input",
+    "s-infra": "review",
+    "s-web": "review",
+    "s-mobile": "needs-input",
+    "s-data": "busy",
+    "s-docs": "review",
+    "s-notes": "idle",
+    "s-old": "idle",
+}
+
+
+def post_hook(
+    d: Daemon, n: int, at: float, pane: str, socket: str | None, payload: dict[str, Any]
+) -> None:
+    """POST one event as the hook script does, stamped `at` (so the ages look lived-in)."""
+    req = urllib.request.Request(
+        d.url + "/api/hooks", data=json.dumps(payload).encode(), method="POST"
+    )
+    req.add_header("Authorization", f"Bearer {d.token}")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("X-Purplemux-Event-Id", f"shot-{n}")
+    req.add_header("X-Purplemux-Ts", str(int(at * 1e9)))
+    req.add_header("X-Purplemux-Pane", pane)
+    req.add_header("X-Purplemux-Tmux", f"{socket},4242,0" if socket else "")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 202, r.status
+
+
+def seed(d: Daemon) -> None:
+    now = time.time()
+    n = 0
+    for sid, cwd, socket, pane, steps in SCENES:
+        for ago, name, fields in steps:
+            n += 1
+            payload = {"session_id": sid, "hook_event_name": name, "cwd": cwd, **fields}
+            post_hook(d, n, now - ago, pane, socket, payload)
+    # The design-docs turn was looked at: dismiss its review, as a click on the page would.
+    d.api("POST", "/api/sessions/s-docs/dismiss")
+    EXPECTED["s-docs"] = "idle"
+    wait_for(lambda: {s["id"]: s["state"] for s in d.sessions()} == EXPECTED, timeout=10)
+
+
+def shoot(d: Daemon, out: Path, width: int, dark: bool, phone: Path | None) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            scheme: Literal["dark", "light"] = "dark" if dark else "light"
+            sizes = [(out, width, 860, 1)] + ([(phone, 390, 844, 2)] if phone else [])
+            for path, w, h, scale in sizes:
+                context = browser.new_context(
+                    viewport={"width": w, "height": h},
+                    device_scale_factor=scale,
+                    color_scheme=scheme,
+                    reduced_motion="reduce",
+                )
+                page = context.new_page()
+                page.goto(f"{d.url}/?token={d.token}")
+                expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+                page.locator("details.ended summary").click()
+                path.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(path), full_page=True)
+                context.close()
+                print(f"wrote {path}")
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshot.png")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--dark", action="store_true", help="prefers-color-scheme: dark")
+    parser.add_argument("--phone", type=Path, help="also save a phone-sized screenshot here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="purplemux-shot-") as tmp:
+        d = Daemon(home=Path(tmp) / "home", claude_dir=Path(tmp) / "claude").start()
+        try:
+            seed(d)
+            shoot(d, args.out, args.width, args.dark, args.phone)
+        finally:
+            d.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

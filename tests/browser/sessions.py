@@ -1,0 +1,56 @@
+"""Sessions made through the real hook script, in the state a test needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.daemon import Daemon, wait_for
+from tests.test_real_daemon import run_hook
+
+PROMPT_TOOL = {"command": "rm -rf build && make deploy"}
+
+
+def hook(
+    daemon: Daemon, sid: str, name: str, pane: str = "%0", cwd: str = "/w/proj", **extra: Any
+) -> float:
+    """One hook call as Claude makes it; returns the script's wall time."""
+    payload = {
+        "session_id": sid,
+        "hook_event_name": name,
+        "cwd": cwd,
+        "transcript_path": f"/w/.claude/{sid}.jsonl",
+        **extra,
+    }
+    return run_hook(daemon.home, payload, pane)
+
+
+def wait_state(daemon: Daemon, sid: str, state: str, **fields: Any) -> dict[str, Any]:
+    """Until the API shows the session in `state` (and with these field values)."""
+
+    def ready() -> dict[str, Any]:
+        s = daemon.session(sid) or {}
+        if s.get("state") == state and all(s.get(k) == v for k, v in fields.items()):
+            return s
+        return {}
+
+    return wait_for(ready, timeout=10)
+
+
+def make(daemon: Daemon, sid: str, state: str, pane: str = "%0", cwd: str = "/w/proj") -> None:
+    """Drive a new session into idle, busy, needs-input or review; wait until the daemon has it."""
+    hook(daemon, sid, "SessionStart", pane, cwd, source="startup")
+    wait_state(daemon, sid, "idle")
+    if state == "idle":
+        return
+    hook(daemon, sid, "UserPromptSubmit", pane, cwd, prompt="do the thing")
+    if state == "needs-input":
+        tool = {"tool_name": "Bash", "tool_input": PROMPT_TOOL}
+        hook(daemon, sid, "PreToolUse", pane, cwd, tool_use_id=f"tu-{sid}", **tool)
+        wait_state(daemon, sid, "busy", current_tool="Bash: " + PROMPT_TOOL["command"])
+        hook(daemon, sid, "PermissionRequest", pane, cwd, **tool)
+    elif state == "review":
+        wait_state(daemon, sid, "busy")
+        hook(
+            daemon, sid, "Stop", pane, cwd, last_assistant_message="All tests pass; the fix is in."
+        )
+    wait_state(daemon, sid, state)

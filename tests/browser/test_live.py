@@ -1,0 +1,230 @@
+"""The live page: hook-to-DOM latency, dismiss, daemon restart, seq gaps, focus, notifications."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, WebSocketRoute, expect
+
+from tests.browser.conftest import sign_in
+from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
+from tests.daemon import Daemon
+
+pytestmark = pytest.mark.browser
+
+# Resolves once the row shows `state`, with the wall-clock time (ms) the DOM changed.
+WATCH = """([sid, state]) => {
+  window.__changedAt = null;
+  const seen = () => {
+    const row = document.getElementById("session-" + sid);
+    if (row && row.dataset.state === state && window.__changedAt === null) {
+      window.__changedAt = performance.timeOrigin + performance.now();
+      observer.disconnect();
+    }
+  };
+  const observer = new MutationObserver(seen);
+  observer.observe(document.body, {subtree: true, childList: true, attributes: true,
+                                   attributeFilter: ["data-state"]});
+}"""
+
+
+def poll(page: Page, probe: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until `probe()` holds, letting Playwright deliver the page's events meanwhile."""
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        page.wait_for_timeout(20)
+
+
+def row(page: Page, sid: str) -> Any:
+    return page.locator(f'[data-session-id="{sid}"]')
+
+
+def test_a_hook_changes_the_row_without_a_reload(dashboard: Page, daemon: Daemon) -> None:
+    make(daemon, "live", "idle")
+    expect(row(dashboard, "live")).to_have_attribute("data-state", "idle")
+    dashboard.evaluate("window.__sameDocument = true")
+    latencies: list[float] = []
+    hook_times: list[float] = []
+    for n in range(10):
+        target, name, extra = (
+            ("busy", "UserPromptSubmit", {"prompt": f"p{n}"})
+            if n % 2 == 0
+            else ("review", "Stop", {"last_assistant_message": f"answer {n}"})
+        )
+        dashboard.evaluate(WATCH, ["live", target])
+        start = time.time() * 1000
+        hook_times.append(hook(daemon, "live", name, **extra))
+        dashboard.wait_for_function("() => window.__changedAt !== null", timeout=10_000)
+        latencies.append(dashboard.evaluate("window.__changedAt") - start)
+        expect(row(dashboard, "live")).to_have_attribute("data-state", target)
+    expect(row(dashboard, "live").locator(".detail")).to_contain_text("answer 9")
+    assert dashboard.evaluate("window.__sameDocument") is True  # never reloaded
+    print(
+        f"\nhook call -> DOM change over {len(latencies)} transitions: "
+        f"median {statistics.median(latencies):.1f} ms, max {max(latencies):.1f} ms "
+        f"(hook script foreground: median {statistics.median(hook_times) * 1000:.1f} ms)"
+    )
+
+
+def test_dismiss_is_one_click_and_the_api_agrees(dashboard: Page, daemon: Daemon) -> None:
+    make(daemon, "seen", "review", pane="%4")
+    expect(dashboard).to_have_title("(1) purplemux")
+    row(dashboard, "seen").locator('[data-action="dismiss"]').click()
+    expect(row(dashboard, "seen")).to_have_attribute("data-state", "idle")
+    expect(row(dashboard, "seen").locator('[data-action="dismiss"]')).to_have_count(0)
+    expect(dashboard).to_have_title("purplemux")
+    assert wait_state(daemon, "seen", "idle")["state"] == "idle"
+
+
+def test_a_daemon_restart_is_survived(dashboard: Page, daemon: Daemon) -> None:
+    make(daemon, "survivor", "review", pane="%2")
+    connection = dashboard.locator("#connection")
+    daemon.stop()
+    expect(connection).to_have_attribute("data-connection", "disconnected")
+    expect(connection).to_contain_text("disconnected")
+    expect(connection).to_contain_text("reconnecting")
+    expect(row(dashboard, "survivor")).to_have_attribute("data-state", "review")  # last known
+    again = Daemon(home=daemon.home, claude_dir=daemon.claude_dir, port=daemon.port).start()
+    try:
+        expect(connection).to_have_attribute("data-connection", "live", timeout=15_000)
+        hook(again, "survivor", "UserPromptSubmit", pane="%2", prompt="after the restart")
+        expect(row(dashboard, "survivor")).to_have_attribute("data-state", "busy")
+        expect(dashboard).to_have_title("purplemux")
+    finally:
+        again.stop()
+
+
+def fake(sid: str, state: str, seq: int, **fields: Any) -> dict[str, Any]:
+    """A Session as the stream sends it (model.Session.to_json's keys)."""
+    now = time.time()
+    return {
+        "id": sid,
+        "state": state,
+        "state_since": now,
+        "alive": None,
+        "ended": False,
+        "cwd": "/w/mock",
+        "project": "mock",
+        "pid": None,
+        "tmux": {"socket": "/tmp/tmux-1/default", "session": "dev", "window": "1", "pane": "%7"},
+        "transcript_path": None,
+        "seq": seq,
+        "last_event": None,
+        "current_tool": None,
+        "waiting_for": None,
+        "snippet": None,
+        "tokens": {},
+        "model": None,
+        "compacting": False,
+        "error": None,
+        "updated_at": now,
+        **fields,
+    }
+
+
+def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon) -> None:
+    sockets: list[tuple[WebSocketRoute, list[dict[str, Any]]]] = []
+
+    def accept(ws: WebSocketRoute) -> None:
+        received: list[dict[str, Any]] = []
+        ws.on_message(lambda m: received.append(json.loads(m)))
+        sockets.append((ws, received))
+
+    # The page talks to this stand-in instead of the daemon's stream.
+    page.route_web_socket(re.compile(r"/api/stream$"), accept)
+    page.goto(f"{daemon.url}/?token={daemon.token}")
+    poll(page, lambda: len(sockets) == 1)
+    first, said = sockets[0]
+    poll(page, lambda: len(said) == 1)
+    visibility = said[0]
+    assert visibility["type"] == "visibility"
+    assert isinstance(visibility["visible"], bool) and isinstance(visibility["focused"], bool)
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    poll(page, lambda: len(said) >= 2)
+
+    first.send(json.dumps({"type": "snapshot", "seq": 5, "sessions": [fake("m", "idle", 1)]}))
+    expect(row(page, "m")).to_have_attribute("data-state", "idle")
+    expect(page.locator(".group-label")).to_have_text("dev")
+    expect(page.locator(".window-head")).to_have_text("window 1")
+    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "busy", 2)}))
+    expect(row(page, "m")).to_have_attribute("data-state", "busy")
+    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "idle", 2)}))
+    first.send(json.dumps({"type": "session", "seq": 8, "session": fake("m", "review", 4)}))
+    poll(page, lambda: len(sockets) == 2)
+    second = sockets[1][0]
+    expect(row(page, "m")).to_have_attribute("data-state", "busy")  # neither replay nor gap
+    second.send(
+        json.dumps(
+            {
+                "type": "snapshot",
+                "seq": 8,
+                "sessions": [fake("m", "review", 4, snippet="done"), fake("n", "needs-input", 1)],
+            }
+        )
+    )
+    expect(row(page, "m")).to_have_attribute("data-state", "review")
+    expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
+    second.send(json.dumps({"type": "removed", "seq": 9, "id": "n"}))
+    expect(row(page, "n")).to_have_count(0)
+    assert len(sockets) == 2
+
+
+# Stands in for the browser's notification UI, and for a window the user has switched away from.
+UNFOCUSED = """
+window.__notes = [];
+window.Notification = class {
+  constructor(title, options) { window.__notes.push({title, ...options}); }
+  static get permission() { return "granted"; }
+  static requestPermission() { return Promise.resolve("granted"); }
+  addEventListener() {}
+  close() {}
+};
+document.hasFocus = () => false;
+"""
+
+
+def test_an_unfocused_page_notifies_entries_into_attention(page: Page, daemon: Daemon) -> None:
+    make(daemon, "before", "review", pane="%1")
+    page.add_init_script(UNFOCUSED)
+    sign_in(page, daemon)
+    make(daemon, "ask", "needs-input", pane="%2", cwd="/w/asker")
+    expect(row(page, "ask")).to_have_attribute("data-state", "needs-input")
+    poll(page, lambda: bool(page.evaluate("window.__notes")))
+    notes = page.evaluate("window.__notes")
+    assert len(notes) == 1  # the review that was there before the page opened is not news
+    assert notes[0]["title"] == "asker · %2"
+    assert notes[0]["tag"] == "purplemux-ask"
+    assert PROMPT_TOOL["command"] in notes[0]["body"]
+    hook(
+        daemon,
+        "ask",
+        "PostToolUse",
+        pane="%2",
+        cwd="/w/asker",
+        tool_name="Bash",
+        tool_input=PROMPT_TOOL,
+        tool_use_id="tu-ask",
+    )
+    hook(daemon, "ask", "Stop", pane="%2", cwd="/w/asker", last_assistant_message="Deployed.")
+    expect(row(page, "ask")).to_have_attribute("data-state", "review")
+    poll(page, lambda: len(page.evaluate("window.__notes")) == 2)
+    notes = page.evaluate("window.__notes")
+    assert notes[1]["body"] == "Deployed."
+
+
+def test_enable_notifications_reports_its_result(dashboard: Page) -> None:
+    result = dashboard.locator('[data-slot="notify-result"]')
+    expect(result).to_be_hidden()
+    dashboard.locator('[data-action="enable-notifications"]').click()
+    expect(result).to_be_visible()
+    expect(result).not_to_have_text("Turning on notifications…", timeout=20_000)
+    expect(result).to_have_attribute("data-ok", re.compile("^(true|false)$"))
+    assert (result.text_content() or "").strip()
