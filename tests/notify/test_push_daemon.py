@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,3 +128,24 @@ def test_no_push_for_what_happened_while_the_daemon_was_down(
         assert only["session_id"] == "r2"
     finally:
         d2.stop()
+
+
+def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
+    """With the setting on, the daemon runs notify-send with the session's title and body."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "notify-send.args"
+    fake = bin_dir / "notify-send"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{record}"\n')
+    fake.chmod(0o755)
+
+    env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude", env_extra=env).start()
+    try:
+        hook(d, "d1", "UserPromptSubmit")
+        hook(d, "d1", "Stop", last_assistant_message="Tests are green.")
+        args = wait_for(lambda: record.exists() and record.read_text().splitlines())
+        assert any("shop-api" in a for a in args)
+        assert "Tests are green." in args
+    finally:
+        d.stop()
