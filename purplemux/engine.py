@@ -15,7 +15,7 @@ from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
 from purplemux.store import AsyncStore
-from purplemux.timeline import Timeline
+from purplemux.timeline import Entry, Timeline
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,10 @@ WatchListener = Callable[[Session, str | None], None]
 """Called with a transcript path to follow for the session, or None to stop."""
 ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
+
+
+_Undo = dict[str, tuple[Session | None, Timeline | None, tuple[Session, list[Entry]] | None]]
+"""Per session touched by a batch: its session, timeline, and the timeline's base and entries."""
 
 
 @dataclass(eq=False)
@@ -111,6 +115,10 @@ class Engine:
         await self._queue.put(_Item(event, live, done))
         await done
 
+    async def put(self, event: Event, live: bool = True) -> None:
+        """Queue an event, waiting only for room in the queue (a source with a backlog)."""
+        await self._queue.put(_Item(event, live))
+
     def post(self, event: Event, live: bool = True) -> None:
         """Queue an event without waiting (sources and timers)."""
         try:
@@ -162,6 +170,7 @@ class Engine:
         to_log: list[Event] = []
         changed: dict[str, Session] = {}
         after: list[tuple[Session, list[Effect], bool, Event]] = []
+        undo: _Undo = {}
         for it in batch:
             e = it.event
             if e.id in self._seen or e.id in known:
@@ -170,6 +179,9 @@ class Engine:
                 continue
             self._remember(e.id)
             timeline = self.timelines.get(e.session_id)
+            if e.session_id not in undo:
+                kept = (timeline.base, list(timeline.entries)) if timeline else None
+                undo[e.session_id] = (self.sessions.get(e.session_id), timeline, kept)
             if timeline is None:
                 timeline = self.timelines[e.session_id] = Timeline(
                     Session(id=e.session_id, state_since=e.at)
@@ -187,7 +199,13 @@ class Engine:
             after.append((self.sessions[e.session_id], list(effects), live, e))
         if to_log or changed:
             sessions = list(changed.values())
-            await self.store.call(lambda s: s.commit(to_log, sessions))
+            try:
+                await self.store.call(lambda s: s.commit(to_log, sessions))
+            except Exception:
+                # Not stored (the database locked or failing): forget the batch, so the sender's
+                # retry (the hook script spools on an error) is applied, not taken as a duplicate.
+                self._undo(undo, batch)
+                raise
         for it in batch:
             if it.done and not it.done.done():
                 it.done.set_result(None)
@@ -205,9 +223,31 @@ class Engine:
                     self._call(self.on_watch, self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START:
                 self._retire_pane_siblings(self.sessions[session.id])
+            elif any(isinstance(x, Unwatch) for x in effects):
+                # It has just ended. On /clear the new id's SessionStart may have come first
+                # (hooks and the poller race): the pane's row has moved on, retire this one.
+                self._retire_if_replaced(self.sessions[session.id])
         for session in broadcast.values():
             self.feed.publish({"type": "session", "session": session.to_json()})
             self._call(self.on_change, session)
+
+    def _undo(
+        self,
+        undo: _Undo,
+        batch: list[_Item],
+    ) -> None:
+        """Put back what a batch that could not be stored changed in memory."""
+        for sid, (session, timeline, kept) in undo.items():
+            if session is None:
+                self.sessions.pop(sid, None)
+            else:
+                self.sessions[sid] = session
+            if timeline is None or kept is None:
+                self.timelines.pop(sid, None)
+            else:
+                timeline.base, timeline.entries = kept[0], kept[1]
+        for it in batch:
+            self._seen.pop(it.event.id, None)  # the store still knows those it already has
 
     def _remember(self, event_id: str) -> None:
         self._seen[event_id] = None
@@ -256,13 +296,28 @@ class Engine:
         if session.tmux is None:
             return
         for other in list(self.sessions.values()):
-            if (
-                other.id != session.id
-                and other.ended
-                and other.tmux is not None
-                and other.tmux.pane == session.tmux.pane
-                and other.tmux.socket == session.tmux.socket
-                and other.id not in self._retired
-            ):
-                self._retired.add(other.id)
-                self.feed.publish({"type": "removed", "id": other.id})
+            if other.ended and _same_pane(other, session):
+                self._retire(other)
+
+    def _retire_if_replaced(self, session: Session) -> None:
+        """An ended session whose pane already runs another live session leaves the list."""
+        if session.tmux is None or not session.ended:
+            return
+        if any(not other.ended and _same_pane(other, session) for other in self.sessions.values()):
+            self._retire(session)
+
+    def _retire(self, session: Session) -> None:
+        if session.id not in self._retired:
+            self._retired.add(session.id)
+            self.feed.publish({"type": "removed", "id": session.id})
+
+
+def _same_pane(a: Session, b: Session) -> bool:
+    """Two different sessions on one tmux pane (same server)."""
+    return (
+        a.id != b.id
+        and a.tmux is not None
+        and b.tmux is not None
+        and a.tmux.pane == b.tmux.pane
+        and a.tmux.socket == b.tmux.socket
+    )

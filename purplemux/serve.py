@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import sys
 from typing import TextIO
 
@@ -74,6 +75,24 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
         ws_per_message_deflate=False,
     )
+    # uvicorn logs every WebSocket handshake with its query string, access log or not.
+    logging.getLogger("uvicorn.error").addFilter(RedactTokens())
     server = uvicorn.Server(config)
     server.run()
     return 0
+
+
+class RedactTokens(logging.Filter):
+    """Blanks `token=...` in log records: a client may put the token in a WebSocket URL."""
+
+    PATTERN = re.compile(r"(token=)[^&\s\"']+", re.IGNORECASE)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self.PATTERN.sub(r"\1<redacted>", a) if isinstance(a, str) else a
+                for a in record.args
+            )
+        if isinstance(record.msg, str):
+            record.msg = self.PATTERN.sub(r"\1<redacted>", record.msg)
+        return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest_asyncio
 from purplemux import events as ev
 from purplemux.engine import Engine
 from purplemux.machine import IDLE_GRACE, Notify
-from purplemux.model import Session, State
+from purplemux.model import Session, State, TmuxLocation
 from purplemux.store import AsyncStore
 
 
@@ -133,3 +134,34 @@ async def test_a_batch_of_concurrent_events_is_one_transaction(store: AsyncStore
 
 def test_notify_effect_type() -> None:
     assert Notify(State.REVIEW, 1.0).state is State.REVIEW
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("end_first", [True, False])
+async def test_clear_retires_the_old_row_whichever_hook_lands_first(
+    store: AsyncStore, end_first: bool
+) -> None:
+    # /clear: SessionEnd for the old id, SessionStart for the new id on the same pane. Hooks
+    # are delivered concurrently, so either may reach the daemon first.
+    pane = TmuxLocation(pane="%0", socket="/tmp/tmux-0/default")
+    other_server = TmuxLocation(pane="%0", socket="/tmp/tmux-0/other")
+    engine = Engine(store)
+    sub, _ = engine.feed.subscribe()
+    task = await running(engine)
+    for sid, where in (("old", pane), ("elsewhere", other_server)):
+        await engine.submit(ev.SessionStart(session_id=sid, at=1.0, id=f"start-{sid}", tmux=where))
+    end = ev.SessionEnd(session_id="old", at=2.0, id="end-old", tmux=pane, reason="clear")
+    start = ev.SessionStart(session_id="new", at=2.1, id="start-new", tmux=pane, origin="clear")
+    for event in (end, start) if end_first else (start, end):
+        await engine.submit(event)
+    await engine.submit(
+        ev.SessionEnd(session_id="elsewhere", at=3.0, id="end-x", tmux=other_server)
+    )
+    await engine.stop()
+    await task
+    removed = []
+    while not sub.queue.empty():
+        text = sub.queue.get_nowait()
+        if text is not None and json.loads(text)["type"] == "removed":
+            removed.append(json.loads(text)["id"])
+    assert removed == ["old"]

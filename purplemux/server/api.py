@@ -61,7 +61,9 @@ async def post_hook(request: Request, rt: Runtime = Depends(current_runtime)) ->
 
 
 @router.get("/api/sessions", dependencies=[Depends(require_auth)])
-async def list_sessions(all: str | None = None, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+async def list_sessions(
+    all: str | None = None, rt: Runtime = Depends(current_runtime)
+) -> dict[str, Any]:
     include_ended = all not in (None, "", "0", "false")
     return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
 

@@ -144,11 +144,17 @@ async def _apply_spooled(rt: Runtime, files: list[Any], live: bool) -> int:
             delivery = await asyncio.to_thread(spool.read_delivery, path)
             payload = json.loads(delivery.body)
             event = to_event(payload, delivery.headers, time.time())
+        except FileNotFoundError:
+            continue  # applied meanwhile by the other drain (the watcher and the sweep race)
         except (OSError, ValueError, RecursionError, PayloadError) as exc:
             log.warning("skipping unreadable spool file %s: %s", path.name, exc)
             await asyncio.to_thread(_quarantine, path)
             continue
-        await rt.ingest(event, live=live)
+        try:
+            await rt.ingest(event, live=live)
+        except Exception as exc:  # not stored (the database is locked?): keep it, and the order
+            log.warning("cannot apply spooled events yet (%s); retrying later", exc)
+            break
         await asyncio.to_thread(spool.remove, path)
         applied += 1
     return applied

@@ -71,14 +71,18 @@ def _subscription(data: Any) -> dict[str, Any]:
 
 
 @router.post("/api/push/subscriptions")
-async def add_subscription(request: Request, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
+async def add_subscription(
+    request: Request, rt: Runtime = Depends(current_runtime)
+) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
     await rt.store.call(lambda s: s.add_subscription(sub))
     return JSONResponse({"ok": True}, status_code=201)
 
 
 @router.delete("/api/push/subscriptions")
-async def remove_subscription(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+async def remove_subscription(
+    request: Request, rt: Runtime = Depends(current_runtime)
+) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     if not isinstance(endpoint, str) or not _utf8(endpoint):
