@@ -13,6 +13,8 @@ Rules that make the badge trustworthy, and where they live:
   else (a Stop, a new prompt) came by then: a normal turn is exactly busy -> review.
 - A Notification that arrives after the turn ended does not reopen needs-input: ATTENTION only
   applies from busy / unknown / needs-input.
+- An ended session stays settled: the session file's busy of the /clear that ended it (written
+  under the old id just after SessionEnd) does not move it (guard `not_ended_by_this_process`).
 """
 
 from __future__ import annotations
@@ -143,10 +145,10 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
     Kind.COMPACT_START: _row(stay("sets compacting only")),
     Kind.COMPACT_END: _row(stay("clears compacting only")),
     Kind.STATUS_BUSY: _row(
-        go(BUSY),
+        go(BUSY, "not_ended_by_this_process"),
         busy=stay("already busy"),
     ),
-    Kind.STATUS_WAITING: _row(go(NEEDS)),
+    Kind.STATUS_WAITING: _row(go(NEEDS, "not_ended_by_this_process")),
     Kind.STATUS_IDLE: _row(
         stay("already settled"),
         busy=stay("arms the idle grace: a Stop may still land"),
@@ -187,9 +189,21 @@ def _idle_grace_elapsed(s: Session, e: Event) -> bool:
     return s.idle_armed_at is not None and e.at >= s.idle_armed_at + IDLE_GRACE - 1e-6
 
 
+def _not_ended_by_this_process(s: Session, e: Event) -> bool:
+    """The session file speaks for this session: it has not ended, or the status comes from
+    another process (a resume). On /clear, Claude fires SessionEnd and then marks its file busy
+    while it still carries the old session id (verified on 2.1.197): that busy belongs to the
+    /clear, not to the session that just ended."""
+    if not s.ended:
+        return True
+    pid = getattr(e, "pid", None)
+    return pid is not None and s.pid is not None and pid != s.pid
+
+
 GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
     "answers_pending": _answers_pending,
     "idle_grace_elapsed": _idle_grace_elapsed,
+    "not_ended_by_this_process": _not_ended_by_this_process,
 }
 
 # --- field updates -----------------------------------------------------------------------------

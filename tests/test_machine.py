@@ -269,6 +269,23 @@ def test_restart_turns_busy_into_unknown_and_file_resolves_it() -> None:
     assert gone.state is State.IDLE and gone.ended
 
 
+def test_the_status_of_the_process_that_ended_a_session_does_not_move_it() -> None:
+    # /clear on 2.1.197: SessionEnd, then the file turns busy while it still names the old id.
+    s = Session(id=SID, state=State.REVIEW, pid=42)
+    s = fold(
+        s,
+        [
+            make(Kind.SESSION_END, at=1, reason="clear"),
+            make(Kind.STATUS_BUSY, at=2, pid=42),
+            make(Kind.STATUS_WAITING, at=3, pid=42),
+        ],
+    )
+    assert s.state is State.IDLE and s.ended
+    # Another process (a resume) speaks for the session again.
+    resumed, _ = step(s, make(Kind.STATUS_BUSY, at=4, pid=43))
+    assert resumed.state is State.BUSY
+
+
 def test_event_json_round_trip() -> None:
     for e in hook_events():
         assert ev.event_from_json(e.to_json()) == e

@@ -14,16 +14,37 @@ Fixtures (see README.md):
   TmuxClaude`` starting claude in its own private tmux server (with ``wait_ready``: returns once
   the idle prompt is on screen and sessions/<pid>.json exists); all are killed at teardown.
 - ``claude``: ``start_claude()`` already at its idle prompt.
+
+For tests of the real daemon (``test_daemon_e2e.py``):
+
+- ``purplemux_daemon``: a started ``purplemux serve`` (:class:`tests.daemon.Daemon`) with home
+  ``tmp_path/"pmx"`` and ``CLAUDE_CONFIG_DIR`` = the ``.claude`` folder of ``claude_home``'s
+  HOME. It does not start by itself: override ``hook_command`` with ``daemon_hook_command`` (or
+  request it) so it starts before Claude does.
+- ``daemon_hook_command``: the installed status hook's command line for that daemon.
+- ``connect_feed``: a factory ``(daemon) -> FeedRecorder``, a WebSocket client of
+  ``/api/stream`` recording every message with its receive time; closed at teardown.
+- ``start_claude(..., window_of=other)`` starts Claude in a new window of ``other``'s private
+  tmux server (same socket) instead of a server of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+from purplemux import install
+from tests.daemon import Daemon
 
 from .fake_api import FakeAnthropicAPI
 from .harness import (
@@ -31,10 +52,14 @@ from .harness import (
     ClaudeHome,
     HarnessError,
     HookLog,
+    SessionStatusWatcher,
     TmuxClaude,
+    _alive,
+    _kill_pid,
     install_claude,
     make_claude_home,
     record_timing,
+    wait_until,
 )
 
 
@@ -46,6 +71,7 @@ class StartClaude(Protocol):
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         wait_ready: bool = True,
+        window_of: TmuxClaude | None = None,
     ) -> TmuxClaude: ...
 
 
@@ -95,8 +121,17 @@ def start_claude(
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         wait_ready: bool = True,
+        window_of: TmuxClaude | None = None,
     ) -> TmuxClaude:
-        claude = TmuxClaude(claude_bin, claude_home, fake_api.base_url, args=args, env=env, cwd=cwd)
+        claude: TmuxClaude
+        if window_of is None:
+            claude = TmuxClaude(
+                claude_bin, claude_home, fake_api.base_url, args=args, env=env, cwd=cwd
+            )
+        else:
+            claude = TmuxClaudeWindow(
+                window_of, claude_bin, claude_home, fake_api.base_url, args=args, env=env, cwd=cwd
+            )
         started.append(claude)
         t0 = time.monotonic()
         claude.start()
@@ -115,6 +150,248 @@ def start_claude(
 @pytest.fixture
 def claude(start_claude: StartClaude) -> TmuxClaude:
     return start_claude()
+
+
+class TmuxClaudeWindow(TmuxClaude):
+    """Claude in a new window of another :class:`TmuxClaude`'s private tmux server.
+
+    Same socket, so whatever learnt that server's socket (from the first Claude's hooks) can
+    list this pane too. The window inherits the server's environment (HOME, the fake API), plus
+    ``env``. ``kill`` ends this pane only; the server belongs to the first Claude."""
+
+    def __init__(
+        self,
+        host: TmuxClaude,
+        claude_bin: Path,
+        home: ClaudeHome,
+        base_url: str,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        super().__init__(
+            claude_bin, home, base_url, args=args, env=env, cwd=cwd, socket_name=host.socket_name
+        )
+        self.host = host
+        self.extra_env = dict(env or {})
+
+    def start(self) -> TmuxClaudeWindow:
+        self.started_at = time.monotonic()
+        env_args = [arg for k, v in self.extra_env.items() for arg in ("-e", f"{k}={v}")]
+        out = self.tmux(
+            "new-window", "-d", "-t", f"{self.host.session_name}:", "-c", str(self.cwd),
+            *env_args, "-P", "-F", "#{pane_id} #{pane_pid}", self.command_line,
+        ).stdout.split()  # fmt: skip
+        self._pane_id, self._pane_pid = out[0], int(out[1])
+        self.status_watcher = SessionStatusWatcher(self.home, self._pane_pid).start()
+        return self
+
+    def kill(self) -> None:
+        if self.status_watcher is not None:
+            self.status_watcher.stop()
+        if self._pane_id is not None:
+            self.tmux("kill-pane", "-t", self._pane_id, check=False)
+        pid = self._pane_pid
+        if pid is not None:
+            try:
+                wait_until(lambda: not _alive(pid), timeout=10, describe=f"pid {pid} to exit")
+            except TimeoutError:
+                _kill_pid(pid)
+
+
+# ---------------------------------------------------------------------------------------------
+# The real daemon
+
+
+@pytest.fixture
+def purplemux_daemon(tmp_path: Path) -> Iterator[Daemon]:
+    """``purplemux serve`` for the Claude of this test; started before any Claude is.
+
+    Its ``CLAUDE_CONFIG_DIR`` is where ``claude_home`` (``make_claude_home(tmp_path)``) puts
+    Claude's config: ``tmp_path/home/.claude``."""
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "home" / ".claude")
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture
+def daemon_hook_command(purplemux_daemon: Daemon) -> str:
+    """The real status hook, installed in the daemon's home, as install-hooks registers it."""
+    script = install.install_script(purplemux_daemon.home)
+    return install.hook_command(script, purplemux_daemon.home)
+
+
+@dataclass(frozen=True)
+class FeedMessage:
+    """One message of WS /api/stream and when it arrived (both clocks)."""
+
+    mono: float  # time.monotonic()
+    wall: float  # time.time(), comparable with the daemon's event times
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionUpdate:
+    """One appearance of a session on the feed: in a snapshot or a ``session`` message."""
+
+    index: int  # the message's index in FeedRecorder.messages()
+    mono: float
+    wall: float
+    session: dict[str, Any]
+
+    @property
+    def state(self) -> str:
+        return str(self.session.get("state"))
+
+
+class FeedRecorder:
+    """A WebSocket client of the daemon's ``/api/stream``, recording every message from a
+    thread with its receive time. ``mark()`` returns a position; the queries take ``since``."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self._messages: list[FeedMessage] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.error: BaseException | None = None
+        self.closed = False
+        url = daemon.url.replace("http://", "ws://") + "/api/stream"
+        self._ws: ClientConnection = connect(
+            url,
+            additional_headers={"Authorization": f"Bearer {daemon.token}"},
+            proxy=None,
+            open_timeout=10,
+        )
+        self._thread = threading.Thread(target=self._run, name="feed-recorder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    raw = self._ws.recv(timeout=0.1)
+                except TimeoutError:
+                    continue
+                mono, wall = time.monotonic(), time.time()
+                with self._lock:
+                    self._messages.append(FeedMessage(mono, wall, json.loads(raw)))
+        except ConnectionClosed:
+            pass  # the daemon went away (stopped or killed)
+        except Exception as exc:  # kept for the test to see, never raised in the thread
+            self.error = exc
+        finally:
+            self.closed = True
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        with contextlib.suppress(Exception):
+            self._ws.close()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def messages(self) -> list[FeedMessage]:
+        with self._lock:
+            return list(self._messages)
+
+    def mark(self) -> int:
+        """The position after the last message received so far."""
+        with self._lock:
+            return len(self._messages)
+
+    def updates(self, session_id: str | None = None, since: int = 0) -> list[SessionUpdate]:
+        """Every appearance of a session (or of all sessions) from message ``since`` on."""
+        out: list[SessionUpdate] = []
+        for index, msg in enumerate(self.messages()):
+            if index < since:
+                continue
+            if msg.data.get("type") == "snapshot":
+                sessions = msg.data.get("sessions") or []
+            elif msg.data.get("type") == "session":
+                sessions = [msg.data.get("session") or {}]
+            else:
+                continue
+            for session in sessions:
+                if session_id is None or session.get("id") == session_id:
+                    out.append(SessionUpdate(index, msg.mono, msg.wall, session))
+        return out
+
+    def states(self, session_id: str, since: int = 0) -> list[str]:
+        """The states the feed showed for a session from ``since`` on, consecutive duplicates
+        collapsed; a first state equal to the one it had before ``since`` is left out."""
+        seen: list[str] = []
+        before = self.updates(session_id)
+        previous = [u.state for u in before if u.index < since]
+        last = previous[-1] if previous else None
+        for update in before:
+            if update.index < since:
+                continue
+            if update.state != last:
+                seen.append(update.state)
+                last = update.state
+        return seen
+
+    def removed(self, session_id: str, since: int = 0) -> FeedMessage | None:
+        for index, msg in enumerate(self.messages()):
+            data = msg.data
+            if index >= since and data.get("type") == "removed" and data.get("id") == session_id:
+                return msg
+        return None
+
+    def wait(
+        self,
+        session_id: str | None,
+        predicate: Callable[[dict[str, Any]], bool],
+        *,
+        since: int = 0,
+        timeout: float = 15.0,
+        what: str = "a session update",
+    ) -> SessionUpdate:
+        """The first update at or after ``since`` (of ``session_id``, or of any session when
+        None) that satisfies ``predicate``; TimeoutError with what the feed showed."""
+
+        def probe() -> SessionUpdate | None:
+            if self.error is not None:
+                raise AssertionError(f"the feed client failed: {self.error!r}")
+            return next((u for u in self.updates(session_id, since) if predicate(u.session)), None)
+
+        return wait_until(
+            probe,
+            timeout,
+            interval=0.01,
+            describe=lambda: (
+                f"{what} for {session_id}; states since #{since}: "
+                f"{self.states(session_id, since) if session_id else '-'}; "
+                f"last updates: {[u.session for u in self.updates(session_id, since)][-3:]}"
+            ),
+        )
+
+    def wait_state(
+        self, session_id: str, state: str, *, since: int = 0, timeout: float = 15.0
+    ) -> SessionUpdate:
+        return self.wait(
+            session_id,
+            lambda s: s.get("state") == state,
+            since=since,
+            timeout=timeout,
+            what=f"state {state!r}",
+        )
+
+
+@pytest.fixture
+def connect_feed() -> Iterator[Callable[[Daemon], FeedRecorder]]:
+    recorders: list[FeedRecorder] = []
+
+    def open_feed(daemon: Daemon) -> FeedRecorder:
+        recorder = FeedRecorder(daemon)
+        recorders.append(recorder)
+        return recorder
+
+    yield open_feed
+    for recorder in recorders:
+        recorder.close()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
