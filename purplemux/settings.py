@@ -77,6 +77,9 @@ class Settings:
             host=env.get("PURPLEMUX_HOST") or DEFAULT_HOST,
             port=_int(env.get("PURPLEMUX_PORT"), DEFAULT_PORT, "PURPLEMUX_PORT"),
             desktop_notifications=env.get("PURPLEMUX_DESKTOP_NOTIFY", "") in ("1", "true", "yes"),
+            push_cooldown=_float(
+                env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
+            ),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -88,3 +91,15 @@ def _int(raw: str | None, default: int, name: str) -> int:
         return int(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _float(raw: str | None, default: float, name: str) -> float:
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
