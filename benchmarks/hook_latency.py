@@ -52,9 +52,7 @@ def curl_command(home: Path, port: int) -> str:
 
 # The programs our script starts in the foreground (date for the timestamp, cat to save stdin,
 # setsid for the detached delivery), with nothing else: the process floor of its design.
-PROGRAMS = (
-    "ts=$(date +%s%N); cat >/dev/null; setsid /bin/true </dev/null >/dev/null 2>&1 & exit 0"
-)
+PROGRAMS = "ts=$(date +%s%N); cat >/dev/null; setsid /bin/true </dev/null >/dev/null 2>&1 & exit 0"
 
 
 @dataclass
@@ -160,7 +158,9 @@ def main() -> None:
     for key, label in LABELS.items():
         s = result.stats(key)
         print(f"{label:<52} min {s.min:7.2f}  median {s.median:7.2f}  max {s.max:8.2f}")
-    print(f"daemon down: {result.spooled} of {args.n} spooled; daemon up: {result.delivered} logged")
+    print(
+        f"daemon down: {result.spooled} of {args.n} spooled; daemon up: {result.delivered} logged"
+    )
 
 
 if __name__ == "__main__":

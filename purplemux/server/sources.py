@@ -75,7 +75,10 @@ async def transcripts(rt: Runtime) -> None:
     try:
         async for batch in tailer.events():
             for event in batch:
-                rt.engine.post(event)
+                # A first read of a long transcript gives thousands of events: wait for room
+                # in the queue rather than park each one in a task of its own.
+                await rt.engine.put(event)
+            del batch  # a catch-up batch can be huge: not kept until the next one comes
     finally:
         rt.engine.on_watch.remove(on_watch)
 
@@ -104,9 +107,9 @@ async def processes(rt: Runtime) -> None:
     try:
         while True:
             started = time.monotonic()
+            wake.clear()  # before the poll: a session that shows up during it is looked for next
             for event in await poller.poll(_known(rt)):
                 rt.engine.post(event)
-            wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), rt.settings.poll_interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))

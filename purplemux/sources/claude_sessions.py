@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,9 @@ log = logging.getLogger(__name__)
 
 START_SLACK = 2.0
 """Seconds a process may seem to start after its file's startedAt (clock steps, rounding)."""
+SETTLED_NS = 2_000_000_000
+"""A file last written this long before we read it is known by its stat until that changes: a
+later write gets a later mtime, even where file times are coarse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +171,15 @@ class SessionFileWatcher:
         *,
         check_alive: bool = True,
         debounce_ms: int = 10,
-        step_ms: int = 1,
+        step_ms: int = 10,  # see TranscriptTailer: 1 ms cost ~1.2 % of a core while idle
         rescan_ms: int = 5000,
     ) -> None:
         self.sessions_dir = Path(os.path.abspath(sessions_dir))
         self.check_alive = check_alive
         self.debounce_ms, self.step_ms, self.rescan_ms = debounce_ms, step_ms, rescan_ms
         self._known: dict[int, SessionFile] = {}
+        # pid -> (inode, size, mtime) and what the file said then, for files that had settled.
+        self._parsed: dict[int, tuple[tuple[int, int, int], SessionFile | None]] = {}
 
     def _read_dir(self) -> tuple[dict[int, SessionFile], set[int]]:
         """Parsed files by pid, and the pids whose file exists (parsed or not)."""
@@ -183,18 +189,35 @@ class SessionFileWatcher:
             entries = list(os.scandir(self.sessions_dir))
         except OSError:
             return parsed, present
+        # The periodic rescan reads every file; one that has not changed since it had settled
+        # is not read and parsed again (1,000 files every 5 s were ~0.9 % of a core).
+        cache: dict[int, tuple[tuple[int, int, int], SessionFile | None]] = {}
         for entry in entries:
             stem, dot, ext = entry.name.partition(".")
             if not (stem.isdigit() and dot and ext == "json"):
                 continue
-            present.add(int(stem))
+            pid = int(stem)
+            present.add(pid)
             try:
-                data = Path(entry.path).read_bytes()
+                st = entry.stat()
             except OSError:
                 continue
-            sf = parse_session_file(data, int(stem))
+            key = (st.st_ino, st.st_size, st.st_mtime_ns)
+            hit = self._parsed.get(pid)
+            if hit is not None and hit[0] == key:
+                sf = hit[1]
+                cache[pid] = hit
+            else:
+                try:
+                    data = Path(entry.path).read_bytes()
+                except OSError:
+                    continue
+                sf = parse_session_file(data, pid)
+                if time.time_ns() - st.st_mtime_ns > SETTLED_NS:
+                    cache[pid] = (key, sf)
             if sf is not None:
                 parsed[sf.pid] = sf
+        self._parsed = cache
         return parsed, present
 
     def scan(self) -> dict[int, SessionFile]:

@@ -1,0 +1,815 @@
+"""Run every benchmark on this machine and rewrite BENCHMARKS.md (`make bench`).
+
+    .venv/bin/python benchmarks/run.py                 # the full run (about 10-15 minutes)
+    .venv/bin/python benchmarks/run.py --quick --output /tmp/B.md   # smoke mode, under a minute
+    .venv/bin/python benchmarks/run.py --only hooks ws # some sections
+
+Generated inputs (transcripts, 2.7 GB) are made once into $PURPLEMUX_BENCH_CACHE
+(default ~/.cache/purplemux-bench) and reused; --quick makes tiny ones in a temporary folder.
+Every daemon runs on 127.0.0.1 with its own home, Claude dir and private tmux socket folder.
+"""
+
+# ruff: noqa: RUF001  (the report is prose: its multiplication signs, dashes and mu are meant)
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import common
+import hook_latency
+import ingest
+import scale
+import tail
+import ws_latency
+from common import REPO, Stats, percentile
+
+DEFAULT_E2E = REPO / "benchmarks" / "results" / "e2e-latencies.json"
+E2E_TARGETS = {
+    "dialog_to_needs_input": ("permission dialog on screen → needs-input", 0.25),
+    "approval_to_busy": ("dialog approved → busy", 0.5),
+    "esc_to_idle": ("Esc while busy → idle", 0.5),
+    "exit_to_ended": ("/exit → ended", 2.0),
+}
+E2E_COMMAND = ".venv/bin/python -m pytest tests/e2e -m e2e -p no:cacheprovider"
+TIGHT_DISK = 5 << 30
+
+
+@dataclass(frozen=True)
+class Sizes:
+    hook_runs: int
+    ws_clients: tuple[int, ...]
+    ws_samples: int
+    ingest_events: int
+    ingest_concurrency: tuple[int, ...]
+    ingest_repeat: int
+    scale: scale.ScaleSize
+    tail_big: int
+    tail_lines: int
+    tail_samples: int
+    long_line_runs: int
+
+
+FULL = Sizes(
+    hook_runs=200,
+    ws_clients=(1, 50),
+    ws_samples=200,
+    ingest_events=5000,
+    ingest_concurrency=(1, 4, 16),
+    ingest_repeat=3,
+    scale=scale.ScaleSize(),
+    tail_big=1 << 30,
+    tail_lines=1000,
+    tail_samples=50,
+    long_line_runs=10,
+)
+QUICK = Sizes(
+    hook_runs=10,
+    ws_clients=(1, 50),
+    ws_samples=10,
+    ingest_events=300,
+    ingest_concurrency=(1, 4, 16),
+    ingest_repeat=1,
+    scale=scale.QUICK,
+    tail_big=8 << 20,
+    tail_lines=100,
+    tail_samples=10,
+    long_line_runs=3,
+)
+
+
+# --- formatting --------------------------------------------------------------------------------
+
+
+def ms(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def row(*cells: object) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def table(head: list[str], rows: list[list[object]]) -> list[str]:
+    return [row(*head), row(*("---" for _ in head)), *(row(*r) for r in rows)]
+
+
+@dataclass
+class Section:
+    """One part of the report: its Markdown lines, and summary rows for the top table."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+    summary: list[list[object]] = field(default_factory=list)
+    load: tuple[float, float] = (math.nan, math.nan)
+    seconds: float = 0.0
+
+
+# --- 1. hooks ----------------------------------------------------------------------------------
+
+
+def section_hooks(root: Path, sizes: Sizes) -> Section:
+    r = hook_latency.run(root, sizes.hook_runs)
+    s = {k: r.stats(k) for k in r.cases}
+    ratio_up = s["hook_up"].median / s["curl_up"].median
+    ratio_down = s["hook_down"].median / s["curl_down"].median
+    sec = Section("1. What Claude waits per hook")
+    sec.lines += [
+        "Foreground wall time of one hook call, measured as Claude makes it: `sh -c '<command>'` "
+        "with the payload (a PermissionRequest, 0.4 KB) on stdin, until the process has exited "
+        "and its stdout and stderr are closed. Our command is the installed one "
+        "(`PURPLEMUX_HOME=… ~/.purplemux/status-hook.sh`); the baseline is the usual synchronous "
+        "hook, `sh -c 'curl … --data-binary @- http://127.0.0.1:PORT/api/hooks'` with the port "
+        "written in, posting the same payload to the same daemon. Daemon down: the port file "
+        "names a closed port. The cases run interleaved, "
+        f"{r.runs} times each; each run waits for the previous background delivery to finish.",
+        "",
+        *table(
+            ["case", "min ms", "median ms", "max ms"],
+            [[hook_latency.LABELS[k], ms(v.min), ms(v.median), ms(v.max)] for k, v in s.items()],
+        ),
+        "",
+        f"- Median, daemon up: **{ms(s['hook_up'].median)} ms**, {ratio_up:.2f}× the curl "
+        f"baseline ({ms(s['curl_up'].median)} ms). Goal ≤ 3 ms: "
+        f"{verdict(s['hook_up'].median <= 3)}; ≤ 0.2× baseline: {verdict(ratio_up <= 0.2)}.",
+        f"- Median, daemon down: **{ms(s['hook_down'].median)} ms**, {ratio_down:.2f}× the curl "
+        f"baseline ({ms(s['curl_down'].median)} ms). Goal ≤ 3 ms: "
+        f"{verdict(s['hook_down'].median <= 3)}; ≤ 0.2× baseline: "
+        f"{verdict(ratio_down <= 0.2)}.",
+        f"- Nothing lost: with the daemon up {r.delivered} events were logged for "
+        f"{2 * r.runs} calls (hook + curl); with it down, {r.spooled} of {r.runs} hook calls "
+        "were spooled for the next start.",
+    ]
+    missed = s["hook_up"].median > 3 or ratio_up > 0.2
+    if missed:
+        sec.lines += [
+            "",
+            "**Why the goal is missed.** The script's foreground starts three programs — `date` "
+            "(the source timestamp, which must be taken before Claude moves on), `cat` (saves "
+            "stdin, so the event survives a daemon that is down) and `setsid` (the detached "
+            "delivery) — each a fork and exec. That floor alone, with no script around it, "
+            f"measures {ms(s['programs'].median)} ms median here "
+            f"({s['programs'].median / s['curl_up'].median:.2f}× the baseline), and a shell "
+            f"that does nothing {ms(s['floor'].median)} ms: our script adds "
+            f"{s['hook_up'].median - s['programs'].median:+.2f} ms to its own floor. The floor "
+            "is process start-up on this machine (a 2-core VM; see the load average below).",
+        ]
+    sec.summary += [
+        [
+            "1",
+            "hook wall time, median (daemon up / down)",
+            f"{ms(s['hook_up'].median)} / {ms(s['hook_down'].median)} ms; "
+            f"{ratio_up:.2f}× / {ratio_down:.2f}× curl",
+            "≤ 3 ms, ≤ 0.2× curl",
+            verdict(
+                max(s["hook_up"].median, s["hook_down"].median) <= 3
+                and max(ratio_up, ratio_down) <= 0.2
+            ),
+        ]
+    ]
+    return sec
+
+
+# --- 2. WebSocket latency ------------------------------------------------------------------------
+
+
+def section_ws(root: Path, sizes: Sizes) -> Section:
+    results = ws_latency.run(root, list(sizes.ws_clients), sizes.ws_samples)
+    sec = Section("2. Hook start → a WebSocket client sees the change")
+    sec.lines += [
+        "One daemon; N `websockets` clients on `/api/stream` (`Authorization: Bearer …`), all in "
+        "the benchmark process. Each sample runs the installed hook script as Claude would and "
+        "starts the clock just before it; a client's latency ends when its `session` message "
+        "with the new state arrives. Samples alternate UserPromptSubmit (→ busy) and Stop "
+        f"(→ review), {sizes.ws_samples} per client count; every client's receipt is a data point.",
+        "",
+        *table(
+            [
+                "clients",
+                "data points",
+                "p50 ms",
+                "p99 ms",
+                "min ms",
+                "max ms",
+                "p99 of the slowest client ms",
+                "timeouts",
+                "goal p99 ≤ 25 ms",
+            ],
+            [
+                [
+                    r.clients,
+                    len(r.per_client),
+                    ms(r.p50),
+                    ms(r.p99),
+                    ms(r.stats().min),
+                    ms(r.stats().max),
+                    ms(percentile(r.slowest, 99)),
+                    r.timeouts,
+                    verdict(r.p99 <= 25 and r.timeouts == 0),
+                ]
+                for r in results
+            ],
+        ),
+    ]
+    worst = max(r.p99 for r in results)
+    if worst > 25:
+        sec.lines += [
+            "",
+            "**Why the goal is missed.** The path is: the hook's foreground (fork + exec of "
+            "`date`, `cat`, `setsid`), then in the background `sh` re-reading the script and "
+            "`curl` starting (the largest part: curl loads ~30 shared libraries, several ms "
+            "on this machine; see the curl baseline in section 1), then the POST, the "
+            "engine's transaction and the broadcast. The tail (p99) is scheduling: 2 shared "
+            "cores, with the clients and the hook's processes competing with the daemon, and "
+            "the machine's other load (see the load average below).",
+        ]
+    sec.summary += [
+        [
+            "2",
+            "hook start → WS client sees it, p99 ("
+            + " / ".join(f"{r.clients} client{'s' if r.clients > 1 else ''}" for r in results)
+            + ")",
+            " / ".join(f"{ms(r.p99)} ms" for r in results)
+            + " (p50 "
+            + " / ".join(f"{ms(r.p50)}" for r in results)
+            + ")",
+            "p99 ≤ 25 ms",
+            verdict(worst <= 25 and all(r.timeouts == 0 for r in results)),
+        ]
+    ]
+    return sec
+
+
+# --- 3. ingest ---------------------------------------------------------------------------------
+
+
+def section_ingest(root: Path, sizes: Sizes) -> Section:
+    r = ingest.run(root, list(sizes.ingest_concurrency), sizes.ingest_events, sizes.ingest_repeat)
+    sec = Section("3. Ingest")
+    by = r.by_concurrency()
+    rows = []
+    for c, runs in by.items():
+        s = r.rate_stats(c)
+        cpu = Stats.of([x.cpu_per_event for x in runs])
+        rows.append(
+            [
+                c,
+                f"{s.min:,.0f} / **{s.median:,.0f}** / {s.max:,.0f}",
+                f"{r.delivered_stats(c).median:,.0f}",
+                sum(x.sent for x in runs),
+                sum(x.lost for x in runs),
+                sum(x.sent - x.accepted for x in runs),
+                f"{cpu.median:,.0f}",
+                verdict(s.median >= 3000 and sum(x.lost for x in runs) == 0),
+            ]
+        )
+    base = r.baseline
+    panes = r.with_panes
+    sec.lines += [
+        "Keep-alive HTTP/1.1 clients (one connection per worker, raw asyncio: cheaper per "
+        "request than httpx on these shared cores) POST hook payloads to `/api/hooks`; each "
+        "worker owns its sessions and sends their events in order (UserPromptSubmit, PreToolUse, "
+        "PostToolUse, Stop — each changes what the dashboard shows, so each is broadcast). "
+        f"{ingest.WS_CLIENTS} WebSocket clients, in a separate process, stay attached throughout. "
+        f"{sizes.ingest_events:,} events per run, {sizes.ingest_repeat} run(s) per concurrency; "
+        "a POST is answered only once its event is stored. Lost = sent − events in the sessions' "
+        "logs (`GET /api/sessions/{id}/events`, read back after each run).",
+        "",
+        *table(
+            [
+                "concurrency",
+                "events/s stored (min / median / max)",
+                f"events/s seen by all {ingest.WS_CLIENTS} clients (median)",
+                "sent",
+                "lost",
+                "not 202",
+                "daemon CPU µs/event (median)",
+                "goal ≥ 3,000/s, 0 lost",
+            ],
+            rows,
+        ),
+        "",
+        f"- The {ingest.WS_CLIENTS} WebSocket clients received "
+        f"{min(r.ws_received, default=0):,}–{max(r.ws_received, default=0):,} messages each; "
+        f"sequence gaps: {r.ws_gaps}; clients closed for falling behind: {r.ws_dropped}.",
+    ]
+    if base is not None:
+        sec.lines.append(
+            f"- For comparison, the same daemon before the WebSocket clients were attached: "
+            f"{base.rate:,.0f} events/s at concurrency {base.concurrency} "
+            f"({base.cpu_per_event:,.0f} µs of daemon CPU per event, lost {base.lost})."
+        )
+    if panes is not None:
+        sec.lines.append(
+            "- The sessions above report no tmux pane (Claude outside tmux). Once more at "
+            f"concurrency {panes.concurrency}, each session reporting a pane on a tmux server "
+            f"the daemon cannot reach: {panes.rate:,.0f} events/s stored "
+            f"({panes.cpu_per_event:,.0f} µs of daemon CPU per event, lost {panes.lost}). The "
+            "difference is the pane marker, which runs a `tmux set-option` process for each "
+            "change of a pane's state (and retries a server that did not answer on the next one)."
+        )
+    best = max(r.rate_stats(c).median for c in by)
+    if best < 3000:
+        top = max(by)
+        cpu_top = Stats.of([x.cpu_per_event for x in by[top]]).median
+        no_ws = (
+            f" (without the clients, {base.cpu_per_event:,.0f} µs: one core's worth is "
+            f"~{1e6 / base.cpu_per_event:,.0f} events/s)"
+            if base is not None
+            else ""
+        )
+        sec.lines += [
+            "",
+            "**Why the goal is missed.** The daemon is one Python process; its event loop "
+            "does all the HTTP parsing, routing, the engine and the WebSocket fan-out, so "
+            "events/s is bounded by 1 / (daemon CPU per event) once the engine's batching has "
+            f"hidden the SQLite round trips. At concurrency {top} that is {cpu_top:,.0f} µs "
+            f"per event: one core's worth is ~{1e6 / cpu_top:,.0f} events/s{no_ws}. With every "
+            "event changing a session, each event is one WebSocket frame (one `send` call) to "
+            f"each of the {ingest.WS_CLIENTS} clients. The load generator and the clients' "
+            "process share the same 2 cores with the daemon.",
+        ]
+    sec.summary += [
+        [
+            "3",
+            f"ingest with {ingest.WS_CLIENTS} WS clients, median events/s at concurrency "
+            + " / ".join(str(c) for c in by),
+            " / ".join(f"{r.rate_stats(c).median:,.0f}" for c in by)
+            + f"; lost {sum(x.lost for x in r.runs)}",
+            "≥ 3,000/s, 0 lost",
+            verdict(best >= 3000 and sum(x.lost for x in r.runs) == 0),
+        ]
+    ]
+    return sec
+
+
+# --- 4. scale ----------------------------------------------------------------------------------
+
+
+def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
+    size = sizes.scale
+    r = scale.run(root, size, cache)
+    mb = 2**20
+    st = {
+        k: r.stats(k)
+        for k in (
+            "listed",
+            "located",
+            "transcripts",
+            "complete",
+            "rss_complete",
+            "rss_idle",
+            "rss_peak",
+            "idle_cpu",
+        )
+    }
+    sec = Section("4. Scale")
+    lo, hi = size.small_bytes
+    sec.lines += [
+        f"A Claude config dir with {size.session_files:,} session files and "
+        f"{size.transcripts:,} transcripts ({size.big} of {size.big_bytes // mb} MB, the rest "
+        f"{lo >> 10}–{hi >> 10} KB; {r.generated_bytes / 2**30:.2f} GiB, generated once into the "
+        f"cache), and {size.live_in_panes} tmux panes (one private tmux server, a window each). "
+        f"{r.live} session files name a live process called `claude` ({size.live_in_panes} in "
+        f"the panes, {size.live_outside} outside tmux); {r.dead} name pids that are not running "
+        "(left by a crashed Claude: the daemon must ignore them). The live sessions' transcripts "
+        f"include the {size.big} big ones, which the daemon reads from their first byte (tokens "
+        "are summed over the whole file). Time is from starting `purplemux serve` (a fresh "
+        "database) until `/api/sessions` is complete — a WebSocket client follows the feed, and "
+        "one GET then confirms it. Idle CPU: psutil `cpu_times` of the daemon and its children "
+        f"(the tmux clients it runs), over {size.idle_seconds:.0f} s that start 3 s after "
+        f"completion. {len(r.runs)} start(s), warm page cache.",
+        "",
+        *table(
+            ["figure", "min", "median", "max", "goal", ""],
+            [
+                [
+                    "all live sessions listed, s",
+                    ms(st["listed"].min),
+                    ms(st["listed"].median),
+                    ms(st["listed"].max),
+                    "",
+                    "",
+                ],
+                [
+                    "… alive, with their pane, s",
+                    ms(st["located"].min),
+                    ms(st["located"].median),
+                    ms(st["located"].max),
+                    "",
+                    "",
+                ],
+                [
+                    "… transcripts read (last answer shown), s",
+                    ms(st["transcripts"].min),
+                    ms(st["transcripts"].median),
+                    ms(st["transcripts"].max),
+                    "",
+                    "",
+                ],
+                [
+                    "**complete `/api/sessions`**, s",
+                    ms(st["complete"].min),
+                    ms(st["complete"].median),
+                    ms(st["complete"].max),
+                    "≤ 2 s",
+                    verdict(st["complete"].median <= 2),
+                ],
+                [
+                    "RSS when complete, MB",
+                    ms(st["rss_complete"].min / mb),
+                    ms(st["rss_complete"].median / mb),
+                    ms(st["rss_complete"].max / mb),
+                    "",
+                    "",
+                ],
+                [
+                    "RSS after the idle spell, MB",
+                    ms(st["rss_idle"].min / mb),
+                    ms(st["rss_idle"].median / mb),
+                    ms(st["rss_idle"].max / mb),
+                    "≤ 100 MB",
+                    verdict(st["rss_idle"].median <= 100 * mb),
+                ],
+                [
+                    "peak RSS (VmHWM), MB",
+                    ms(st["rss_peak"].min / mb),
+                    ms(st["rss_peak"].median / mb),
+                    ms(st["rss_peak"].max / mb),
+                    "≤ 100 MB",
+                    verdict(st["rss_peak"].median <= 100 * mb),
+                ],
+                [
+                    "CPU while idle, % of one core",
+                    ms(st["idle_cpu"].min * 100),
+                    ms(st["idle_cpu"].median * 100),
+                    ms(st["idle_cpu"].max * 100),
+                    "≤ 1 %",
+                    verdict(st["idle_cpu"].median <= 0.01),
+                ],
+            ],
+        ),
+    ]
+    causes: list[str] = []
+    if st["complete"].median > 2:
+        slowest = max(("listed", "located", "transcripts"), key=lambda k: st[k].median)
+        if slowest == "transcripts":
+            rate = r.live_bytes / mb / st["transcripts"].median
+            causes.append(
+                f"Start-up: the last part to finish is reading the live sessions' transcripts, "
+                f"{r.live_bytes / mb:,.0f} MB from their first byte (the token totals are sums "
+                f"over every line), about {rate:.0f} MB/s of JSON parsing here; each finished "
+                "turn in that history is also an event through the engine and the event log."
+            )
+        else:
+            causes.append(
+                f"Start-up: the slowest part is '{slowest}' ({ms(st[slowest].median)} s)."
+            )
+    if st["rss_peak"].median > 100 * mb:
+        causes.append(
+            f"Memory: a daemon with nothing to follow already has "
+            f"{r.empty_rss / mb:.0f} MB resident (Python with FastAPI, uvicorn, pydantic, "
+            "cryptography, requests and pywebpush loaded); the rest is what reading the "
+            "transcripts leaves (per-message token counts kept for de-duplication, the "
+            "event ids remembered against replays, the sessions' recent events) and what "
+            "the allocator keeps after the start-up peak."
+        )
+    if st["idle_cpu"].median > 0.01:
+        causes.append(
+            f"Idle CPU: a daemon with nothing to follow already uses "
+            f"{r.empty_idle_cpu * 100:.2f} % of a core while idle: its file watchers "
+            "(watchfiles wakes every 10 ms and takes the GIL, whether or not anything "
+            "changed), its timers and its process-table walk. On top of that comes the "
+            "periodic work below, measured on its own in the same world; the process-table "
+            "walk grows with every process on the machine, not only Claude's."
+        )
+    if causes:
+        sec.lines += ["", "**Why goals are missed.**", "", *(f"- {c}" for c in causes)]
+    if r.idle_parts:
+        total = sum(ms_ / every / 10 for ms_, every in r.idle_parts.values())
+        sec.lines += [
+            "",
+            "What the daemon repeats while idle, each part timed on its own in the benchmark "
+            f"process on the same world ({r.processes} processes on the machine); CPU per round "
+            "÷ the interval = its share of a core:",
+            "",
+            *table(
+                ["periodic work", "CPU ms per round", "every", "% of a core"],
+                [
+                    [name, f"{ms_:.1f}", f"{every:g} s", f"{ms_ / every / 10:.2f}"]
+                    for name, (ms_, every) in r.idle_parts.items()
+                ]
+                + [["sum", "", "", f"{total:.2f}"]],
+            ),
+            "",
+            "The rest is the event loop's own wake-ups: the two file watchers (watchfiles wakes "
+            "every 10 ms to look for changes), uvicorn's 10 Hz tick, the recovery and spool "
+            "timers.",
+        ]
+    sec.summary += [
+        [
+            "4",
+            "scale: start → complete `/api/sessions`",
+            f"{ms(st['complete'].median)} s",
+            "≤ 2 s",
+            verdict(st["complete"].median <= 2),
+        ],
+        [
+            "4",
+            "scale: RSS after the idle spell; peak",
+            f"{st['rss_idle'].median / mb:.0f} MB; {st['rss_peak'].median / mb:.0f} MB",
+            "≤ 100 MB",
+            verdict(st["rss_peak"].median <= 100 * mb),
+        ],
+        [
+            "4",
+            "scale: CPU while idle",
+            f"{st['idle_cpu'].median * 100:.2f} % of a core",
+            "≤ 1 %",
+            verdict(st["idle_cpu"].median <= 0.01),
+        ],
+    ]
+    return sec
+
+
+# --- 5. transcript tail ------------------------------------------------------------------------
+
+
+def section_tail(root: Path, sizes: Sizes, cache: Path) -> Section:
+    folder = cache / "tail"
+    r = tail.run(folder, sizes.tail_big, sizes.tail_lines, sizes.tail_samples, sizes.long_line_runs)
+    small, big = Stats.of(r.small), Stats.of(r.big)
+    ts, tb, ll = Stats.of(r.tail_small), Stats.of(r.tail_big), Stats.of(r.long_line)
+    mb = 2**20
+    sec = Section("5. Transcript tail")
+    sec.lines += [
+        "A reader placed 64 KiB before the end of a real transcript catches up; then "
+        f"{len(r.small)} lines (assistant answers with usage) are appended one at a time and "
+        "each is read through the tailer's read step (open, fstat, seek to the offset, read, "
+        "parse, events); the appended lines are cut off afterwards. End to end: append → the "
+        "TranscriptTailer yields the event (inotify and the 10 ms debounce included), "
+        f"{len(r.tail_small)} samples per file. Then one {r.long_bytes // mb} MB line (a pasted "
+        "blob): the time to skip it and parse the line after it.",
+        "",
+        *table(
+            ["figure", "min", "median", "max"],
+            [
+                [
+                    f"per appended line, {r.small_bytes / mb:,.0f} MB transcript, µs",
+                    ms(small.min),
+                    ms(small.median),
+                    ms(small.max),
+                ],
+                [
+                    f"per appended line, {r.big_bytes / mb:,.0f} MB transcript, µs",
+                    ms(big.min),
+                    ms(big.median),
+                    ms(big.max),
+                ],
+                [
+                    f"append → tailer event, {r.small_bytes / mb:,.0f} MB, ms",
+                    ms(ts.min),
+                    ms(ts.median),
+                    ms(ts.max),
+                ],
+                [
+                    f"append → tailer event, {r.big_bytes / mb:,.0f} MB, ms",
+                    ms(tb.min),
+                    ms(tb.median),
+                    ms(tb.max),
+                ],
+                [
+                    f"skip a {r.long_bytes // mb} MB line and parse the next, ms",
+                    ms(ll.min),
+                    ms(ll.median),
+                    ms(ll.max),
+                ],
+            ],
+        ),
+        "",
+        f"- Ratio of the medians, {r.big_bytes / mb:,.0f} MB vs {r.small_bytes / mb:,.0f} MB: "
+        f"**{r.ratio:.2f}**. Goal ≤ 1.5: {verdict(r.ratio <= 1.5)}.",
+    ]
+    sec.summary += [
+        [
+            "5",
+            f"tail cost per line, {r.big_bytes / mb:,.0f} MB vs 1 MB transcript",
+            f"{r.ratio:.2f}× ({ms(big.median)} vs {ms(small.median)} µs); 10 MB line "
+            f"{ms(ll.median)} ms",
+            "ratio ≤ 1.5",
+            verdict(r.ratio <= 1.5),
+        ],
+    ]
+    return sec
+
+
+# --- 6. end-to-end latencies -------------------------------------------------------------------
+
+
+def section_e2e(path: Path) -> Section:
+    sec = Section("6. Real CLI signal latencies (end-to-end tier)")
+    rel = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    intro = (
+        "Measured by the end-to-end tests (the real Claude Code CLI in tmux, a real daemon), "
+        f'which write `{rel}`: `{{"dialog_to_needs_input": [seconds, …], '
+        '"approval_to_busy": […], "esc_to_idle": […], "exit_to_ended": […]}`.'
+    )
+    data: dict[str, Any] | None = None
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        data = None
+    except (OSError, ValueError) as exc:
+        sec.lines += [intro, "", f"Unreadable ({exc}): not measured in this run."]
+    if data is None:
+        if not sec.lines:
+            sec.lines += [
+                intro,
+                "",
+                f"**Not measured in this run**: no `{rel}`. Produce it with `{E2E_COMMAND}` "
+                "(needs the Claude Code CLI: `make test-deps`), then run this again.",
+            ]
+        sec.summary.append(["6", "real CLI signal latencies", "not measured in this run", "", ""])
+        return sec
+    when = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    rows: list[list[object]] = []
+    verdicts: list[bool] = []
+    for key, (label, target) in E2E_TARGETS.items():
+        values = [float(v) for v in data.get(key) or [] if isinstance(v, int | float)]
+        if not values:
+            rows.append([label, 0, "–", "–", "–", f"≤ {target} s", "not measured"])
+            continue
+        s = Stats.of(values)
+        ok = s.median <= target
+        verdicts.append(ok)
+        rows.append(
+            [
+                label,
+                s.n,
+                f"{s.min:.3f}",
+                f"{s.median:.3f}",
+                f"{s.max:.3f}",
+                f"≤ {target} s",
+                verdict(ok),
+            ]
+        )
+    sec.lines += [
+        intro + f" This file was written {when} (not by this run).",
+        "",
+        *table(["signal", "n", "min s", "median s", "max s", "target (median)", ""], rows),
+    ]
+    if any(
+        float(v) < 0
+        for key in E2E_TARGETS
+        for v in data.get(key) or []
+        if isinstance(v, int | float)
+    ):
+        sec.lines += [
+            "",
+            "A negative latency means the state reached the feed before the test noticed its "
+            "trigger on the screen, which it polls: the hook fired as the dialog was drawn.",
+        ]
+    extra = {k: v for k, v in data.items() if k not in E2E_TARGETS and not isinstance(v, list)}
+    if extra:
+        sec.lines += ["", "Recorded with: " + ", ".join(f"{k} = {v}" for k, v in extra.items())]
+    sec.summary.append(
+        [
+            "6",
+            "real CLI signal latencies (median)",
+            "; ".join(f"{r[0].split(' →')[0]}: {r[3]} s" for r in rows),
+            "0.25 / 0.5 / 0.5 / 2 s",
+            verdict(all(verdicts)) if verdicts else "not measured",
+        ]
+    )
+    return sec
+
+
+# --- the report --------------------------------------------------------------------------------
+
+CHANGES = Path(__file__).with_name("changes.md")
+"""What was changed in the daemon and what it bought: prose kept by hand, quoted in the report."""
+
+
+def render(sections: list[Section], info: dict[str, str], meta: dict[str, str]) -> str:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Regenerated by `make bench` (`.venv/bin/python benchmarks/run.py`); every figure below "
+        f"was measured in the run of {meta['when']} ({meta['mode']}, {meta['duration']}). "
+        "Figures are reported as measured, never tuned to the goal; where a goal is missed, the "
+        "gap and its cause are stated. Baselines are measured in the same run.",
+        "",
+        "## The machine",
+        "",
+        *table(["", ""], [[k, v] for k, v in info.items()]),
+        "",
+        "## Summary",
+        "",
+        *table(["#", "figure", "measured", "goal", ""], [r for s in sections for r in s.summary]),
+    ]
+    for s in sections:
+        lines += ["", f"## {s.title}", ""]
+        lines += s.lines
+        if not math.isnan(s.load[0]):
+            lines += [
+                "",
+                f"_Section run time {s.seconds:.0f} s; 1-minute load average "
+                f"{s.load[0]:.2f} at its start, {s.load[1]:.2f} at its end._",
+            ]
+    lines += ["", "## What was changed, and what it bought", "", CHANGES.read_text().rstrip()]
+    lines += [
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        "make bench                                  # everything; rewrites BENCHMARKS.md",
+        ".venv/bin/python benchmarks/run.py --only hooks ws --output /tmp/B.md",
+        ".venv/bin/python benchmarks/run.py --quick --output /tmp/B.md  # smoke, < 1 min",
+        ".venv/bin/python benchmarks/hook_latency.py -n 200   # each part also runs alone",
+        ".venv/bin/python benchmarks/ws_latency.py; .venv/bin/python benchmarks/ingest.py",
+        ".venv/bin/python benchmarks/scale.py; .venv/bin/python benchmarks/tail.py",
+        "# profile the daemon under load (py-spy in the venv: pip install py-spy)",
+        ".venv/bin/py-spy record --gil -f raw -o /tmp/daemon.txt -p <daemon pid>",
+        "```",
+        "",
+        "Generated inputs are cached in `$PURPLEMUX_BENCH_CACHE` (default "
+        "`~/.cache/purplemux-bench`, 2.7 GB); `--clean-cache` deletes them after the run.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run, < 1 min")
+    parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    parser.add_argument("--e2e-json", type=Path, default=DEFAULT_E2E)
+    parser.add_argument(
+        "--clean-cache", action="store_true", help="delete the generated inputs afterwards"
+    )
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    wanted = args.only or list(SECTIONS)
+    started = time.monotonic()
+    when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    info = common.machine()
+    info["Load"] = f"1-minute load average {common.loadavg():.2f} at the start of the run"
+    sections: list[Section] = []
+    with common.tempdir("purplemux-bench-") as name:
+        root = Path(name)
+        cache = root / "cache" if args.quick else common.cache_root()
+        jobs: dict[str, Callable[[], Section]] = {
+            "hooks": lambda: section_hooks(root, sizes),
+            "ws": lambda: section_ws(root, sizes),
+            "ingest": lambda: section_ingest(root, sizes),
+            "scale": lambda: section_scale(root, sizes, cache),
+            "tail": lambda: section_tail(root, sizes, cache),
+            "e2e": lambda: section_e2e(args.e2e_json),
+        }
+        for key in SECTIONS:
+            if key not in wanted:
+                continue
+            print(f"[bench] {key} …", file=sys.stderr, flush=True)
+            t0, l0 = time.monotonic(), common.loadavg()
+            try:
+                sec = jobs[key]()
+            except Exception as exc:
+                traceback.print_exc()
+                sec = Section(key, [f"**This section failed**: `{type(exc).__name__}: {exc}`"])
+                sec.summary.append(["", key, "failed", "", "**failed**"])
+            if key != "e2e":
+                sec.load = (l0, common.loadavg())
+                sec.seconds = time.monotonic() - t0
+            sections.append(sec)
+            print(f"[bench] {key} done in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    if args.clean_cache or (not args.quick and common.free_bytes(Path.home()) < TIGHT_DISK):
+        shutil.rmtree(common.cache_root(), ignore_errors=True)
+    duration = time.monotonic() - started
+    meta = {
+        "when": when,
+        "mode": "quick mode: tiny sizes, a smoke test" if args.quick else "full mode",
+        "duration": f"{duration / 60:.1f} min" if duration > 90 else f"{duration:.0f} s",
+    }
+    args.output.write_text(render(sections, info, meta))
+    print(f"[bench] wrote {args.output} in {duration:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

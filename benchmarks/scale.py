@@ -1,0 +1,533 @@
+"""Scale: a Claude config dir with 1,000 session files and 10,000 transcripts, 200 tmux panes.
+
+The transcripts (3 of 200 MB, the rest 10-200 KB, about 1.6 GB) are generated once into the cache
+folder and reused. Each run starts live processes named `claude` (a symlink to sleep): 200 in the
+panes of one private tmux server, the rest outside tmux; half of the 1,000 session files name one
+of them, the other half name pids that are not running (files a crashed Claude left behind), which
+the daemon must ignore. The live sessions' transcripts include the three big ones.
+
+Measured from starting `purplemux serve` until /api/sessions is complete: every live session
+listed, alive, with its pane when it has one, and its transcript read (its last answer shown).
+A WebSocket client follows the feed to time that without polling the daemon; one GET
+/api/sessions then confirms it. Then RSS, and CPU over an idle spell (psutil cpu_times delta of the
+daemon, its children included: the tmux clients it runs).
+
+    python benchmarks/scale.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+from common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
+from fixtures import project_dir, session_file, write_transcript
+
+LINE_SLEEP = 86_400
+
+
+@dataclass(frozen=True)
+class ScaleSize:
+    session_files: int = 1000
+    live_in_panes: int = 200
+    live_outside: int = 300
+    transcripts: int = 10_000
+    big: int = 3
+    big_bytes: int = 200 << 20
+    small_bytes: tuple[int, int] = (10 << 10, 200 << 10)
+    projects: int = 50
+    idle_seconds: float = 30.0
+    runs: int = 3
+
+    @property
+    def live(self) -> int:
+        return self.live_in_panes + self.live_outside
+
+    def key(self) -> str:
+        lo, hi = self.small_bytes
+        return (
+            f"scale-v1-{self.transcripts}x{lo >> 10}-{hi >> 10}k-{self.big}x{self.big_bytes >> 20}m"
+        )
+
+
+QUICK = ScaleSize(
+    session_files=30,
+    live_in_panes=5,
+    live_outside=10,
+    transcripts=100,
+    big=1,
+    big_bytes=4 << 20,
+    small_bytes=(2 << 10, 20 << 10),
+    projects=5,
+    idle_seconds=2.0,
+    runs=1,
+)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    cwd: str
+    session_id: str
+    size: int
+
+
+def ensure_transcripts(root: Path, size: ScaleSize) -> list[Transcript]:
+    """Generate the transcripts under root/<key>/projects once; the big ones come first."""
+    base = root / size.key()
+    manifest = base / "manifest.json"
+    if manifest.exists():
+        return [Transcript(**t) for t in json.loads(manifest.read_text())]
+    rng = random.Random(42)
+    out: list[Transcript] = []
+    started = time.monotonic()
+    for i in range(size.transcripts):
+        cwd = f"/home/dev/work/project-{i % size.projects:02d}"
+        sid = str(uuid.UUID(int=rng.getrandbits(128)))
+        target = size.big_bytes if i < size.big else rng.randint(*size.small_bytes)
+        path = project_dir(base, cwd) / f"{sid}.jsonl"
+        real = write_transcript(path, target, sid, cwd, seed=i)
+        out.append(Transcript(cwd, sid, real))
+        if i and i % 1000 == 0:
+            print(
+                f"  generated {i} transcripts ({time.monotonic() - started:.0f} s)", file=sys.stderr
+            )
+    manifest.write_text(json.dumps([t.__dict__ for t in out]))
+    return out
+
+
+# --- live processes ------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    """The processes and files one scale run needs; torn down by close()."""
+
+    claude_dir: Path
+    tmux_tmpdir: Path
+    live: dict[str, int] = field(default_factory=dict)  # session id -> pid
+    in_pane: set[str] = field(default_factory=set)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    tmux_env: dict[str, str] = field(default_factory=dict)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-server"], env=self.tmux_env, capture_output=True, timeout=10)
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _claude_named_sleep(folder: Path) -> Path:
+    """A `claude` that is /bin/sleep: the process name the poller looks for."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "claude"
+    if not link.exists():
+        link.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    return link
+
+
+def _pane_pids(env: dict[str, str]) -> list[int]:
+    out = subprocess.run(
+        ["tmux", "list-panes", "-a", "-F", "#{pane_pid}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    return [int(x) for x in out.stdout.split()]
+
+
+def build_world(
+    run_dir: Path, cache: Path, size: ScaleSize, transcripts: list[Transcript]
+) -> World:
+    """Start the live processes and the tmux server, write the session files."""
+    claude_dir = run_dir / "claude"
+    (claude_dir / "sessions").mkdir(parents=True)
+    (claude_dir / "projects").symlink_to(cache / size.key() / "projects")
+    tmux_tmpdir = run_dir / "tmux"
+    tmux_tmpdir.mkdir()
+    world = World(claude_dir, tmux_tmpdir)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env["TMUX_TMPDIR"] = str(tmux_tmpdir)
+    world.tmux_env = env
+    claude = _claude_named_sleep(run_dir / "bin")
+    cmd = f"exec {claude} {LINE_SLEEP}"
+    try:
+        if size.live_in_panes:
+            subprocess.run(
+                [
+                    "tmux",
+                    "-f",
+                    "/dev/null",
+                    "new-session",
+                    "-d",
+                    "-s",
+                    "bench",
+                    "-x",
+                    "120",
+                    "-y",
+                    "30",
+                    cmd,
+                ],
+                env=env,
+                check=True,
+                timeout=20,
+            )
+            rest = size.live_in_panes - 1
+            for start in range(0, rest, 50):
+                argv = ["tmux"]
+                for _ in range(min(50, rest - start)):
+                    argv += ["new-window", "-d", "-t", "bench", cmd, ";"]
+                subprocess.run(argv[:-1], env=env, check=True, timeout=30)
+        pane_pids = _pane_pids(env) if size.live_in_panes else []
+        for _ in range(size.live_outside):
+            world.procs.append(
+                subprocess.Popen(
+                    [str(claude), str(LINE_SLEEP)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+        pids = pane_pids + [p.pid for p in world.procs]
+        # Wait until each is the claude-named program (the pane's shell has exec'd it).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            names = {p: _name(p) for p in pids}
+            if all(n == "claude" for n in names.values()):
+                break
+            time.sleep(0.05)
+        now_ms = int(time.time() * 1000)
+        statuses = ("idle", "idle", "idle", "busy", "waiting")
+        for i, t in enumerate(transcripts[: len(pids)]):
+            pid = pids[i]
+            started = int(psutil.Process(pid).create_time() * 1000)
+            status = statuses[i % len(statuses)]
+            body = session_file(pid, t.session_id, t.cwd, started, status, now_ms - i)
+            (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(body))
+            world.live[t.session_id] = pid
+            if i < len(pane_pids):
+                world.in_pane.add(t.session_id)
+        dead = _dead_pids(size.session_files - len(pids))
+        for j, pid in enumerate(dead):
+            t = transcripts[len(pids) + j]
+            body = session_file(pid, t.session_id, t.cwd, now_ms - 86_400_000, "idle", now_ms)
+            body["procStart"] = "12345"
+            (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(body))
+    except BaseException:
+        world.close()
+        raise
+    return world
+
+
+def _name(pid: int) -> str:
+    try:
+        return str(psutil.Process(pid).name())
+    except psutil.Error:
+        return ""
+
+
+def _dead_pids(n: int) -> list[int]:
+    try:
+        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        pid_max = 32768
+    out: list[int] = []
+    pid = pid_max - 1
+    while len(out) < n and pid > 1:
+        if not psutil.pid_exists(pid):
+            out.append(pid)
+        pid -= 1
+    return out
+
+
+# --- one daemon start ----------------------------------------------------------------------------
+
+
+@dataclass
+class ScaleRun:
+    listed: float
+    located: float
+    transcripts: float
+    complete: float
+    rss_complete: float
+    rss_idle: float
+    rss_peak: float
+    idle_cpu: float  # fraction of one core
+    sessions: int
+
+
+def _complete_parts(sessions: dict[str, dict[str, Any]], world: World) -> tuple[bool, bool, bool]:
+    listed = all(sid in sessions for sid in world.live)
+    located = listed and all(
+        sessions[sid].get("alive") is True
+        and (sid not in world.in_pane or (sessions[sid].get("tmux") or {}).get("pane"))
+        for sid in world.live
+    )
+    read = listed and all(sessions[sid].get("snippet") for sid in world.live)
+    return listed, located, read
+
+
+async def _follow(daemon: Daemon, world: World, t0: float, timeout: float) -> dict[str, float]:
+    """Follow the feed until complete; the time (since t0) each part became true."""
+    from websockets.asyncio.client import connect
+
+    url = daemon.url.replace("http://", "ws://") + "/api/stream"
+    marks: dict[str, float] = {}
+    sessions: dict[str, dict[str, Any]] = {}
+    async with connect(
+        url, additional_headers={"Authorization": f"Bearer {daemon.token}"}, max_size=None
+    ) as conn:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                raw = await asyncio.wait_for(conn.recv(), max(0.01, deadline - time.monotonic()))
+            except TimeoutError:
+                break
+            now = time.perf_counter() - t0
+            msg = json.loads(raw)
+            if msg["type"] == "snapshot":
+                sessions = {s["id"]: s for s in msg["sessions"]}
+            elif msg["type"] == "session":
+                sessions[msg["session"]["id"]] = msg["session"]
+            for name, ok in zip(
+                ("listed", "located", "transcripts"), _complete_parts(sessions, world), strict=True
+            ):
+                if ok and name not in marks:
+                    marks[name] = now
+            if len(marks) == 3:
+                break
+    return marks
+
+
+def _wait_healthy(daemon: Daemon, timeout: float = 30) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert daemon.proc is not None
+        if daemon.proc.poll() is not None:
+            raise RuntimeError(f"daemon exited: {daemon.logs()}")
+        try:
+            with urllib.request.urlopen(daemon.url + "/api/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError("daemon did not start")
+
+
+def _rss_peak(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return float("nan")
+
+
+def _cpu(p: psutil.Process) -> float:
+    t = p.cpu_times()
+    return float(t.user + t.system + t.children_user + t.children_system)
+
+
+def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
+    daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
+    daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
+    daemon.log_path = daemon.home.parent / "daemon.log"
+    t0 = time.perf_counter()
+    with daemon.log_path.open("ab") as log:
+        daemon.proc = subprocess.Popen(
+            [sys.executable, "-m", "purplemux", "serve"],
+            env=daemon.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        _wait_healthy(daemon)
+        marks = asyncio.run(_follow(daemon, world, t0, timeout=300))
+        got = {s["id"]: s for s in api(daemon, "/api/sessions")["sessions"]}
+        if not all(_complete_parts(got, world)) or len(marks) < 3:
+            raise RuntimeError(f"/api/sessions never became complete: {marks}, {daemon.logs()}")
+        proc = psutil.Process(daemon.proc.pid)
+        rss_complete = proc.memory_info().rss
+        time.sleep(min(3.0, size.idle_seconds))  # let the start-up work finish
+        c0, w0 = _cpu(proc), time.monotonic()
+        time.sleep(size.idle_seconds)
+        c1, w1 = _cpu(proc), time.monotonic()
+        return ScaleRun(
+            listed=marks["listed"],
+            located=marks["located"],
+            transcripts=marks["transcripts"],
+            complete=max(marks.values()),
+            rss_complete=rss_complete,
+            rss_idle=proc.memory_info().rss,
+            rss_peak=_rss_peak(proc.pid),
+            idle_cpu=(c1 - c0) / (w1 - w0),
+            sessions=len(got),
+        )
+    finally:
+        daemon.stop()
+
+
+@dataclass
+class ScaleResult:
+    size: ScaleSize
+    runs: list[ScaleRun]
+    generated_bytes: int
+    live: int
+    dead: int
+    generate_seconds: float
+    processes: int = 0
+    live_bytes: int = 0  # the followed transcripts' total size
+    empty_rss: float = float("nan")  # a daemon with an empty Claude dir, for comparison
+    empty_idle_cpu: float = float("nan")
+    idle_parts: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """What the daemon repeats while idle: name -> (ms of CPU per round, seconds between)."""
+
+    def stats(self, attr: str) -> Stats:
+        return Stats.of([getattr(r, attr) for r in self.runs])
+
+
+def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
+    cache = cache or cache_root()
+    t = time.monotonic()
+    transcripts = ensure_transcripts(cache, size)
+    generated = time.monotonic() - t
+    world = build_world(root / "scale", cache, size, transcripts)
+    try:
+        runs = [one_start(root / "scale", f"start-{i}", world, size) for i in range(size.runs)]
+        parts = idle_parts(world, transcripts)
+        nprocs = len(psutil.pids())
+    finally:
+        world.close()
+    empty_rss, empty_cpu = empty_daemon(root / "scale", min(10.0, size.idle_seconds))
+    live_ids = set(world.live)
+    return ScaleResult(
+        size=size,
+        runs=runs,
+        generated_bytes=sum(t.size for t in transcripts),
+        live=len(world.live),
+        dead=size.session_files - len(world.live),
+        generate_seconds=generated,
+        processes=nprocs,
+        idle_parts=parts,
+        live_bytes=sum(t.size for t in transcripts if t.session_id in live_ids),
+        empty_rss=empty_rss,
+        empty_idle_cpu=empty_cpu,
+    )
+
+
+def empty_daemon(root: Path, idle: float) -> tuple[float, float]:
+    """RSS and idle CPU (fraction of a core) of a daemon with nothing to follow."""
+    daemon = bench_daemon(root, "empty")
+    try:
+        daemon.start()
+        assert daemon.proc is not None
+        proc = psutil.Process(daemon.proc.pid)
+        time.sleep(2)
+        c0, w0 = _cpu(proc), time.monotonic()
+        time.sleep(idle)
+        c1, w1 = _cpu(proc), time.monotonic()
+        return float(proc.memory_info().rss), (c1 - c0) / (w1 - w0)
+    finally:
+        daemon.stop()
+
+
+def _cpu_ms(fn: Any, n: int = 10, children: bool = False) -> float:
+    """ms of CPU per call of fn (of the child processes it runs, with `children`)."""
+    import resource
+
+    def now() -> float:
+        if children:
+            r = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return r.ru_utime + r.ru_stime
+        return time.process_time()
+
+    t0 = now()
+    for _ in range(n):
+        fn()
+    return (now() - t0) / n * 1000
+
+
+def idle_parts(world: World, transcripts: list[Transcript]) -> dict[str, tuple[float, float]]:
+    """The daemon's periodic work, timed here on the same world (explains its idle CPU)."""
+    from purplemux.settings import Settings
+    from purplemux.sources import processes
+    from purplemux.sources.claude_sessions import SessionFileWatcher
+    from purplemux.sources.transcripts import (
+        TranscriptReader,
+        TranscriptTailer,
+        _read_new,
+        _Watched,
+    )
+
+    poll = Settings(home=world.claude_dir, claude_dir=world.claude_dir).poll_interval
+    socket = world.tmux_tmpdir / f"tmux-{os.getuid()}" / "default"
+    watcher = SessionFileWatcher(world.claude_dir / "sessions")
+    watcher._update()
+    followed = []
+    for t in transcripts[: len(world.live)]:
+        path = project_dir(world.claude_dir, t.cwd) / f"{t.session_id}.jsonl"
+        w = _Watched(path, TranscriptReader(t.session_id))
+        w.reader.sync(os.stat(path))
+        w.reader.offset = w.reader.size
+        followed.append(w)
+    return {
+        f"walk of the process table ({len(psutil.pids())} processes)": (
+            _cpu_ms(processes.snapshot),
+            poll,
+        ),
+        f"rescan of {len(list((world.claude_dir / 'sessions').iterdir()))} session files": (
+            _cpu_ms(watcher._update),
+            watcher.rescan_ms / 1000,
+        ),
+        f"re-check of the {len(followed)} followed transcripts": (
+            _cpu_ms(lambda: [_read_new(w) for w in followed]),
+            TranscriptTailer().recheck_ms / 1000,
+        ),
+        "`tmux list-panes` (the tmux client it runs)": (
+            _cpu_ms(lambda: processes.list_panes(str(socket)), children=True),
+            poll,
+        ),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--idle", type=float, help="idle seconds (default 30)")
+    args = parser.parse_args()
+    size = QUICK if args.quick else ScaleSize()
+    if args.runs:
+        size = ScaleSize(**{**size.__dict__, "runs": args.runs})
+    if args.idle is not None:
+        size = ScaleSize(**{**size.__dict__, "idle_seconds": args.idle})
+    with tempdir("purplemux-bench-scale-") as name:
+        cache = Path(name) / "cache" if args.quick else None
+        result = run(Path(name), size, cache)
+    for r in result.runs:
+        print(
+            f"listed {r.listed:.2f}s located {r.located:.2f}s transcripts {r.transcripts:.2f}s "
+            f"rss {r.rss_complete / 2**20:.0f}/{r.rss_idle / 2**20:.0f}/peak "
+            f"{r.rss_peak / 2**20:.0f} MB idle cpu {r.idle_cpu * 100:.2f}% ({r.sessions} sessions)"
+        )
+
+
+if __name__ == "__main__":
+    main()
