@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 BATCH = 512
 LIVE_SLACK = 2.0
 """Seconds an event may predate the daemon's start and still count as live (clock skew)."""
-SEEN_IDS = 200_000
+SEEN_IDS = 50_000
+"""Event ids kept in memory for dedupe; older ones are looked up in the event log."""
 
 
 NotifyListener = Callable[[Session, Notify], None]

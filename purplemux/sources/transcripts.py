@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,8 @@ from purplemux.model import Tokens
 
 log = logging.getLogger(__name__)
 
+USAGE_MEMORY = 256
+"""Message ids remembered to count repeated usage once."""
 MAX_LINE = 1 << 20
 """Longer lines are skipped unread: a pasted 10 MB blob must not be buffered."""
 
@@ -100,7 +103,9 @@ class TranscriptReader:
         self._last_ts: float | None = None
         self._anchor: str | None = None
         self._anchor_stopped = False
-        self._usage: dict[str, Tokens] = {}
+        # Recent message ids only: a message's entries are written together, so a bounded
+        # memory counts each once without keeping one record per message of a long transcript.
+        self._usage: OrderedDict[str, Tokens] = OrderedDict()
         self._tools: dict[str, str] = {}
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
@@ -241,6 +246,9 @@ class TranscriptReader:
             old = self._usage.get(key, Tokens())
             if new != old:
                 self._usage[key] = new
+                self._usage.move_to_end(key)
+                if len(self._usage) > USAGE_MEMORY:
+                    self._usage.popitem(last=False)
                 t = self.tokens
                 self._set(
                     "tokens",
