@@ -63,6 +63,19 @@ def socket_from_tmux_env(value: str | None) -> str | None:
     return (value.split(",", 1)[0] or None) if value else None
 
 
+def tmux_env(pid: int) -> str | None:
+    """$TMUX of a running process (Linux /proc; None elsewhere or when it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return None
+    for item in data.split(b"\0"):
+        if item.startswith(b"TMUX="):
+            return item[5:].decode("utf-8", "replace")
+    return None
+
+
 def list_panes(
     socket: str | None = None, *, tmux: str = "tmux", timeout: float = 2.0
 ) -> list[Pane]:
@@ -230,6 +243,7 @@ class ProcessPoller:
         self._clock = clock
         self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
         self._lock = asyncio.Lock()
+        self._asked: set[int] = set()  # pids whose environment was read for $TMUX
 
     def add_socket(self, path: str) -> None:
         """Also query the tmux server at this socket path."""
@@ -265,7 +279,20 @@ class ProcessPoller:
                 yield batch
             await asyncio.sleep(interval)
 
+    def _learn_sockets(self, claims: list[SessionClaim]) -> None:
+        """A Claude without our hooks never names its tmux server: its environment does."""
+        for claim in claims:
+            if claim.pid in self._asked:
+                continue
+            self._asked.add(claim.pid)
+            socket = socket_from_tmux_env(tmux_env(claim.pid))
+            if socket:
+                self.add_socket(socket)
+        if len(self._asked) > 10_000:
+            self._asked.clear()
+
     def _poll(self, known: dict[str, Known], claims: list[SessionClaim]) -> list[Event]:
+        self._learn_sockets(claims)
         table = snapshot()
         panes = self.panes(k.socket for k in known.values() if k.socket)
         now = self._clock()

@@ -244,3 +244,18 @@ async def test_poller_without_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     events = await poller.poll({"s": Known(pane="%3")})
     assert [(type(e), getattr(e, "pid", None)) for e in events] == [(ProcessSeen, me)]
     assert isinstance(events[0], ProcessSeen) and events[0].tmux is None
+
+
+@pytest.mark.asyncio
+async def test_poller_learns_a_hookless_claudes_tmux_server_from_its_environment(
+    server: Server,
+) -> None:
+    # Claude started without our hooks: only its session file (the claim) names it. The
+    # poller has not been told about this tmux server; the process's own $TMUX tells it.
+    own, _ = claude_pids(server)
+    claims = [Claim(own, "hookless")]
+    poller = ProcessPoller(lambda: claims, default_socket=False)
+    events = await poller.poll({})
+    (seen,) = [e for e in events if isinstance(e, ProcessSeen)]
+    assert seen.tmux is not None
+    assert (seen.tmux.socket, seen.tmux.pane, seen.tmux.session) == (server.socket, "%0", "t")
