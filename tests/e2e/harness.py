@@ -29,28 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from purplemux.install import HOOK_EVENTS
+
 CLAUDE_VERSION = "2.1.197"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "install-claude.sh"
 RECORD_HOOK = Path(__file__).resolve().parent / "record_hook.sh"
 FAKE_API_KEY = "sk-ant-fake"
 
-#: Every hook event the daemon cares about (claude-code.md); all get the same command.
-HOOK_EVENTS: tuple[str, ...] = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SubagentStop",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-)
+#: Every hook event the daemon registers for (the installer's list); all get the same command.
 #: Events whose hook entries take a tool-name matcher ("*" = every tool).
 TOOL_MATCHER_EVENTS = frozenset(
     {"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"}

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
+from purplemux.install import HOOK_EVENTS
 from purplemux.settings import Settings
 
 # Caps on the public Session JSON (purplemux/sources/hooks.py, machine.py, events.sanitize).
@@ -30,21 +31,7 @@ LAST_EVENT_NAME_CAP = 100
 EVENT_FIELD_CAP = 4096
 """No field of a logged event is longer than this (prompts and messages are capped at 2000)."""
 
-HOOK_NAMES = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-    "SubagentStop",
-]
+HOOK_NAMES = list(HOOK_EVENTS)
 
 
 NO_NETWORK = {
