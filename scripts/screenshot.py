@@ -18,17 +18,9 @@ from typing import Any, Literal
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.daemon import Daemon, wait_for  # noqa: E402 (needs the repository on sys.path)
+from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402 (needs the repository on sys.path)
+from tests.daemon import Daemon, wait_for  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 DEFAULT = "/tmp/tmux-1000/default"
 WORK = "/tmp/tmux-1000/work"
 HOME = "/home/dev/src"
@@ -211,7 +203,7 @@ def shoot(d: Daemon, out: Path, width: int, dark: bool, phone: Path | None) -> N
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         try:
             scheme: Literal["dark", "light"] = "dark" if dark else "light"
             sizes = [(out, width, 860, 1)] + ([(phone, 390, 844, 2)] if phone else [])

@@ -9,25 +9,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserType, Page, Playwright, expect, sync_playwright
 
+from tests.chromium import LAUNCH_ARGS, require
 from tests.daemon import Daemon
-
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     """The system Chromium (TESTING.md: never `playwright install`)."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": LAUNCH_ARGS}
+    return {**browser_type_launch_args, "executable_path": require(), "args": LAUNCH_ARGS}
 
 
 # pytest-playwright starts Playwright once per session. The sync API leaves an event loop marked

@@ -15,8 +15,9 @@ import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from purplemux.notify.vapid import load_or_create_keys
+from tests.chromium import CHROMIUM, require
+from tests.chromium import LAUNCH_ARGS as BROWSER_ARGS
 
-CHROMIUM = Path("/usr/bin/chromium")
 STATIC = Path(__file__).resolve().parents[2] / "web" / "static"
 
 TEST_PAGE = b"""<!doctype html>
@@ -33,17 +34,7 @@ TEST_PAGE = b"""<!doctype html>
 """
 
 
-LAUNCH_ARGS: dict[str, Any] = {
-    "executable_path": str(CHROMIUM),
-    "args": [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-    ],
-}
+LAUNCH_ARGS: dict[str, Any] = {"executable_path": str(CHROMIUM), "args": BROWSER_ARGS}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +42,7 @@ def sync_pw() -> Iterator[Playwright]:
     """Playwright's sync API, started for one test module."""
     # Not pytest-playwright's session-wide fixture: while the sync API is started it marks an
     # event loop as running in this thread, which breaks every asyncio test that runs after it.
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+    require()
     with sync_playwright() as pw:
         yield pw
 
