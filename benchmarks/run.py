@@ -17,6 +17,7 @@ import datetime
 import json
 import math
 import shutil
+import subprocess
 import sys
 import time
 import traceback
@@ -57,6 +58,8 @@ class Sizes:
     tail_lines: int
     tail_samples: int
     long_line_runs: int
+    soak_seconds: int = 600
+    soak_sessions: int = 20
 
 
 FULL = Sizes(
@@ -84,6 +87,8 @@ QUICK = Sizes(
     tail_lines=100,
     tail_samples=10,
     long_line_runs=3,
+    soak_seconds=5,
+    soak_sessions=3,
 )
 
 
@@ -696,6 +701,57 @@ def section_e2e(path: Path) -> Section:
     return sec
 
 
+def section_soak(sizes: Sizes) -> Section:
+    """7. The soak script (benchmarks/soak.py): memory, descriptors and events over a long run."""
+    sec = Section("7. Soak: simulated sessions through the real hook script")
+    cmd = [
+        sys.executable,
+        str(REPO / "benchmarks" / "soak.py"),
+        "--seconds",
+        str(sizes.soak_seconds),
+        "--sessions",
+        str(sizes.soak_sessions),
+        "--json",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=sizes.soak_seconds + 600)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    start, end, peak = data["start"], data["end"], data["peak"]
+    equal = data["sent"] == data["logged"] == data["distinct_logged"]
+    flat = end["fds"] <= start["fds"] + 5 and end["rss_mib"] <= start["rss_mib"] * 1.25
+    sec.lines += [
+        f"`benchmarks/soak.py --seconds {sizes.soak_seconds} --sessions {sizes.soak_sessions}`: "
+        "each session runs prompt, tool, stop turns through the installed hook script (one hook "
+        f"a second per session) against a daemon the script starts; events are counted in the "
+        "database.",
+        "",
+        *table(
+            ["", "start", "peak", "end"],
+            [
+                ["daemon RSS (MiB)", *(f"{x['rss_mib']:.1f}" for x in (start, peak, end))],
+                ["open file descriptors", start["fds"], peak["fds"], end["fds"]],
+                ["threads", start["threads"], peak["threads"], end["threads"]],
+            ],
+        ),
+        "",
+        f"Events sent {data['sent']}, logged {data['logged']} ({data['distinct_logged']} distinct "
+        f"ids); spool left {data['spool_left']}; hook wall time median "
+        f"{data['hook_ms']['median']} ms, p99 {data['hook_ms']['p99']} ms; log errors "
+        f"{data['log_errors']}, warnings {data['log_warnings']}.",
+    ]
+    sec.summary.append(
+        [
+            "7",
+            f"soak {sizes.soak_seconds} s x {sizes.soak_sessions} sessions: sent / logged; "
+            "RSS and fds start → end",
+            f"{data['sent']} / {data['logged']}; {start['rss_mib']:.0f} → {end['rss_mib']:.0f} MiB,"
+            f" {start['fds']} → {end['fds']} fds",
+            "equal; flat",
+            verdict(equal and flat),
+        ]
+    )
+    return sec
+
+
 # --- the report --------------------------------------------------------------------------------
 
 CHANGES = Path(__file__).with_name("changes.md")
@@ -751,7 +807,7 @@ def render(sections: list[Section], info: dict[str, str], meta: dict[str, str]) 
     return "\n".join(lines)
 
 
-SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e")
+SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -781,6 +837,7 @@ def main(argv: list[str] | None = None) -> int:
             "scale": lambda: section_scale(root, sizes, cache),
             "tail": lambda: section_tail(root, sizes, cache),
             "e2e": lambda: section_e2e(args.e2e_json),
+            "soak": lambda: section_soak(sizes),
         }
         for key in SECTIONS:
             if key not in wanted:
