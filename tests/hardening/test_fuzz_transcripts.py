@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from purplemux.events import Event, TranscriptFacts, sanitize
 from purplemux.machine import step
 from purplemux.model import Session
-from purplemux.sources.transcripts import (
+from purplemux.sources.transcript_reader import (
     END_OF_TURN,
     INTERRUPT_MARK,
     MAX_LINE,
