@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from purplemux import __version__
 from purplemux.settings import Settings
+from purplemux.timefmt import duration
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
@@ -215,7 +216,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 s["state"] + (" (ended)" if s.get("ended") else ""),
                 s.get("project") or "-",
                 pane,
-                _ago(now - float(s.get("state_since") or now)),
+                duration(now - float(s.get("state_since") or now)),
                 (detail or "").replace("\n", " ")[:60],
                 s["id"][:8],
             )
@@ -229,17 +230,6 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             cells[0] = f"{STATE_COLOURS.get(state, '')}{cells[0]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
-
-
-def _ago(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-    return f"{seconds // 86400}d"
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:

@@ -20,6 +20,7 @@ from purplemux.model import Session
 from purplemux.paths import web_dir
 from purplemux.server.auth import COOKIE, token_ok
 from purplemux.server.runtime import is_authenticated, runtime
+from purplemux.timefmt import duration
 
 router = APIRouter()
 
@@ -270,18 +271,6 @@ def reason(session: SessionJson) -> str:
     """Why a session wants the user, in one line (the recent panel)."""
     error = session.get("error")
     return f"Failed: {error}" if error else detail(session)[2]
-
-
-def duration(seconds: float) -> str:
-    """A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h {(s % 3600) // 60:02d}m"
-    return f"{s // 86400}d {(s % 86400) // 3600}h"
 
 
 def jsnum(x: float) -> str:
