@@ -14,6 +14,7 @@ from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
+from purplemux.present import session_json
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
@@ -103,10 +104,14 @@ class Engine:
                 )
         return restarts
 
-    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
-        """Every session as JSON, newest first."""
+    def listed(self, include_ended: bool = True) -> list[Session]:
+        """The sessions a list shows, newest first."""
         items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        return [s.to_json() for s in items if include_ended or not s.ended]
+        return [s for s in items if include_ended or not s.ended]
+
+    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
+        """Every listed session as JSON (with its view), newest first."""
+        return [session_json(s) for s in self.listed(include_ended)]
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -229,7 +234,7 @@ class Engine:
                 # (hooks and the poller race): the pane's row has moved on, retire this one.
                 self._retire_if_replaced(self.sessions[session.id])
         for session in broadcast.values():
-            self.feed.publish({"type": "session", "session": session.to_json()})
+            self.feed.publish({"type": "session", "session": session_json(session)})
             self._call(self.on_change, session)
 
     def _undo(
