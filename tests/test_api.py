@@ -99,16 +99,18 @@ def test_real_scenario_through_the_api(client: TestClient) -> None:
     live = client.get("/api/sessions").json()["sessions"]
     assert live == []
     everything = client.get("/api/sessions?all=1").json()["sessions"]
-    assert {s["id"][:4] for s in everything} == {"054c", "d609"}
+    # The second session is the first one /clear'ed in the same pane: its row replaced the first.
+    assert {s["id"][:4] for s in everything} == {"d609"}
     assert all(s["ended"] and s["alive"] is False for s in everything)
     first = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae").json()
+    assert first["ended"] and first["superseded"]
     assert first["project"] == "proj"
     assert first["tmux"]["pane"] == "%0"
     assert first["tmux"]["socket"] == "/tmp/tmux-1000/default"
     events = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae/events").json()
     names = [e["name"] for e in events["events"]]
     assert names[:3] == ["SessionStart", "UserPromptSubmit", "Stop"]
-    assert len(names) == 18
+    assert len(names) == 19 and names[-1] == "superseded"  # 18 hooks, then the daemon's note
     assert all({"name", "at", "source"} <= set(e) for e in events["events"])
 
 
