@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from purplemux.model import Session
 from purplemux.present import BY_ORDER, LOOKS, present
-from purplemux.server.runtime import Runtime
+from purplemux.runtime import Runtime
 from purplemux.tmux_status import TMUX_COLOURS
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ class PaneMarker:
 
 
 async def pane_marker(rt: Runtime) -> None:
-    """Daemon component: mark live sessions' panes now, then follow every change."""
+    """Daemon part: mark live sessions' panes now, then follow every change."""
     marker = PaneMarker()
     for session in rt.engine.sessions.values():
         if not session.ended:
