@@ -3,43 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
 from tests.conftest import load_hooks
-
-
-def settings_for(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
-    )
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        token = (tmp_path / "home" / "token").read_text().strip()
-        c.headers["Authorization"] = f"Bearer {token}"
-        yield c
-
-
-def post_hook(c: TestClient, payload: dict[str, Any], n: int, ts: float, pane: str = "%0") -> Any:
-    return c.post(
-        "/api/hooks",
-        content=json.dumps(payload),
-        headers={
-            "X-Purplemux-Event-Id": f"ev-{n}",
-            "X-Purplemux-Ts": str(int(ts * 1e9)),
-            "X-Purplemux-Pane": pane,
-            "X-Purplemux-Tmux": "/tmp/tmux-1000/default,123,0",
-        },
-    )
+from tests.support import post_hook, settings_for
 
 
 def test_health_needs_no_token(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from purplemux.server.app import create_app
-from tests.test_api import post_hook, settings_for
+from tests.support import post_hook, settings_for
 
 
 def auth(c: TestClient, tmp_path: Path) -> None:

@@ -11,8 +11,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.runtime import Runtime
 from purplemux.server.app import create_app
-from tests.daemon import wait_for
-from tests.test_api import settings_for
+from tests.support import settings_for, wait_for
 
 
 def test_a_part_that_raises_is_logged_and_restarted(

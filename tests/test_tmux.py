@@ -26,8 +26,7 @@ from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.daemon import REPO, Daemon, free_port, wait_for
-from tests.test_cli import hook, run_hook
+from tests.support import REPO, Daemon, free_port, hook, run_hook, wait_for
 
 # --- the badge --------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 from purplemux.model import Session, State
 from purplemux.present import present
 from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 pytestmark = pytest.mark.browser
 

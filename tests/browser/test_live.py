@@ -16,7 +16,7 @@ from purplemux.model import Session, State, TmuxLocation
 from purplemux.present import session_json
 from tests.browser.conftest import sign_in
 from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 pytestmark = pytest.mark.browser
 
