@@ -28,7 +28,12 @@ from purplemux.sources.processes import (
     socket_from_tmux_env,
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+@pytest.fixture(autouse=True)
+def _needs_tmux() -> None:
+    """Fails (never skips) without tmux, as the Chromium and Claude tiers do."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed: `make test-deps` (scripts/install-test-deps.sh)")
 
 
 def wait_for(check: Callable[[], object], timeout: float = 10.0) -> object:
