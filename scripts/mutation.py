@@ -154,6 +154,7 @@ class Sweep:
     def __init__(self, min_ratio: float) -> None:
         self.min_ratio = min_ratio
         self.exit = 0
+        self.report: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
@@ -179,11 +180,12 @@ class Sweep:
         total = len(all_mutants)
         killed_n = total - len(survivors)
         ratio = 100.0 * killed_n / total if total else 0.0
-        print(f"\nmutation: {len(items)} tests, {total} mutants of the table and its guards")
-        for name in survivors:
-            print(f"  survived: {name}")
-        print(f"mutation: {killed_n}/{total} killed ({ratio:.1f} %), bar {self.min_ratio:.0f} %")
-        print(f"mutation: {took:.1f} s")
+        self.report = [f"mutation: {len(items)} tests, {total} mutants of the table and its guards"]
+        self.report += [f"  survived: {name}" for name in survivors]
+        self.report += [
+            f"mutation: {killed_n}/{total} killed ({ratio:.1f} %), bar {self.min_ratio:.0f} %, "
+            f"{took:.0f} s"
+        ]
         if ratio < self.min_ratio:
             self.exit = 1
         return True
@@ -207,8 +209,12 @@ def main(argv: list[str] | None = None) -> int:
         ],
         plugins=[sweep],
     )
+    print("\n".join(sweep.report))
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         print(f"mutation: pytest exited {code}")
+        return 1
+    if not sweep.report and not sweep.exit:
+        print("mutation: no mutants were run")
         return 1
     return sweep.exit
 
