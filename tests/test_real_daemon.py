@@ -60,13 +60,11 @@ def test_sigkill_during_a_burst_loses_nothing(tmp_path: Path) -> None:
             "prompt": "p28",
         }
     )
-    times = []
     try:
         for i, payload in enumerate(payloads):
             if i == 10:
                 d.kill()  # SIGKILL while the first deliveries may still be in flight
-            times.append(run_hook(d.home, payload))
-        assert max(times) < 1.0, times
+            run_hook(d.home, payload)  # exits 0, silent (checked inside), daemon up or not
         d2 = Daemon(home=d.home, claude_dir=d.claude_dir, port=d.port).start()
         try:
 
@@ -88,4 +86,3 @@ def test_sigkill_during_a_burst_loses_nothing(tmp_path: Path) -> None:
             d2.stop()
     finally:
         d.kill()
-    print(f"\nhook wall time with the daemon killed mid-burst: max {max(times) * 1000:.1f} ms")

@@ -28,7 +28,12 @@ from purplemux.sources.processes import (
 )
 from tests.support import wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+@pytest.fixture(autouse=True)
+def _needs_tmux() -> None:
+    """Fails (never skips) without tmux, as the Chromium and Claude tiers do."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed: `make test-deps` (scripts/install-test-deps.sh)")
 
 
 @dataclass
