@@ -10,13 +10,15 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
+from purplemux.answer import AnswerError
 from purplemux.machine import Notify
-from purplemux.model import Session
+from purplemux.model import Session, State
 from purplemux.notify.desktop import DesktopNotifier
 from purplemux.notify.message import body, push_payload, title, urgency_for
 from purplemux.notify.policy import PushPolicy
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender
+from purplemux.prompts import Prompt
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 from purplemux.store import AsyncStore
@@ -93,6 +95,40 @@ async def remove_subscription(
     return {"ok": True}
 
 
+PROMPT_WAIT = 1.5
+"""Seconds a needs-input push waits for the prompt to show on the pane (it carries its id)."""
+
+
+async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
+    """The prompt the session's pane shows, waiting briefly for it to be drawn; None without a
+    pane, or when answering is off (the notification then only opens the page)."""
+    from purplemux.server.act import desk
+
+    if session.state is not State.NEEDS_INPUT or session.tmux is None:
+        return None
+    if not rt.settings.input_allowed:
+        return None
+    deadline = time.monotonic() + PROMPT_WAIT
+    while True:
+        current = rt.engine.sessions.get(session.id, session)
+        try:
+            prompt = (await desk(rt).read(current)).prompt
+        except AnswerError:
+            return None
+        if prompt is not None or time.monotonic() >= deadline:
+            return prompt
+        await asyncio.sleep(0.1)
+
+
+async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: str) -> None:
+    try:
+        prompt = await prompt_on_screen(rt, session)
+    except Exception:
+        log.debug("could not read the prompt of %s", session.id, exc_info=True)
+        prompt = None
+    await sender.send(push_payload(session, prompt), urgency)
+
+
 class _Subscriptions:
     """The sender's view of the store: async calls on the store's own thread."""
 
@@ -120,7 +156,7 @@ async def notifier(rt: Runtime) -> None:
             return
         urgency = urgency_for(notify.state)
         for job in (
-            sender.send(push_payload(session), urgency),
+            _push(rt, sender, session, urgency),
             desktop.notify(title(session), body(session), urgent=urgency == "high"),
         ):
             task = asyncio.create_task(job)  # sends never hold up the engine
