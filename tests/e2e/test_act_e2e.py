@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
 
+from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.daemon import Daemon
+from tests.notify.fake_push_service import FakePushService
 
 from .conftest import StartClaude
 from .harness import TmuxClaude, install_claude, wait_until
@@ -126,8 +129,10 @@ def wait_prompt(
         probe,
         timeout=45,
         interval=0.1,
-        describe=lambda: f"a {kind or ''} prompt on /screen; last: {last.get('state')}, "
-        f"{last.get('prompt')}\n{last.get('text', '')}",
+        describe=lambda: (
+            f"a {kind or ''} prompt on /screen; last: {last.get('state')}, "
+            f"{last.get('prompt')}\n{last.get('text', '')}"
+        ),
     )
 
 
@@ -256,7 +261,7 @@ def test_auto_mode_no_first_approval_answered_yes_by_label(
     claude = start(start_claude, claude_version, classic=False)
     sid = session_id_of(claude)
     wait_pane_known(purplemux_daemon, sid)
-    claude.send_text('RUN:python3 -c "open(\'auto.txt\', \'w\').write(\'42\')"')
+    claude.send_text("RUN:python3 -c \"open('auto.txt', 'w').write('42')\"")
 
     # First: "Auto mode can't check actions in this session" (no hook; the session file says it).
     shown = wait_prompt(purplemux_daemon, sid, "dialog")
@@ -357,3 +362,155 @@ def test_focus_brings_the_pane_forward_and_switches_the_client(
     # Unknown session: 404; the API refuses rather than guess.
     status, body = call(purplemux_daemon, "POST", "/api/sessions/nope/focus", {})
     assert status == 404
+
+
+# ---------------------------------------------------------------------------------------------
+# In Chromium: the dashboard's buttons, and a notification's action through the service worker
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    require()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Browser) -> Iterator[Page]:
+    context = chromium.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def sign_in(page: Page, daemon: Daemon) -> None:
+    page.goto(f"{daemon.url}/?token={daemon.token}")
+    page.wait_for_selector("#connection[data-connection='live']", state="attached")
+
+
+SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""
+"""A tool that asks permission and then runs for seconds: the row stays busy meanwhile."""
+
+
+@pytest.mark.browser
+def test_prompt_buttons_in_the_dashboard_answer_and_the_row_turns_busy(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    sign_in(page, purplemux_daemon)
+    row = page.locator(f"#session-{sid}")
+    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude.send_text(SLOW)
+
+    expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)
+    panel = row.locator("[data-slot='prompt']")
+    expect(panel.locator("[data-slot='prompt-title']")).to_contain_text("Bash command")
+    expect(panel.locator("[data-slot='prompt-screen']")).to_contain_text("Do you want to proceed?")
+    labels = panel.locator("[data-action='answer']").all_inner_texts()
+    assert labels[0] == "Yes" and labels[-1] == "No"
+    panel.locator("[data-action='answer'][data-option='Yes']").click()
+
+    expect(row).to_have_attribute("data-state", "busy", timeout=15_000)
+    expect(panel).to_be_hidden()
+    wait_until(lambda: (claude.cwd / "slow.txt").exists(), timeout=30, describe="the tool to run")
+    audit = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+    assert [(e["by"], e["option"]) for e in audit] == [("page", "Yes")]
+
+
+REGISTER = """async () => {
+  await navigator.serviceWorker.register("/static/sw.js", {scope: "/"});
+  const registration = await navigator.serviceWorker.ready;
+  return registration.active.state;
+}"""
+
+
+def registration_id(page: Page, cdp: CDPSession, origin: str) -> str:
+    found: list[dict[str, Any]] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: found.extend(e["registrations"]))
+    cdp.send("ServiceWorker.enable")
+
+    def probe() -> str | None:
+        page.wait_for_timeout(25)
+        return next(
+            (
+                str(r["registrationId"])
+                for r in found
+                if r["scopeURL"] == origin + "/" and not r["isDeleted"]
+            ),
+            None,
+        )
+
+    return wait_until(probe, timeout=10, describe="the service worker registration")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("claude_version", ["2.1.332"])
+def test_push_notification_action_yes_answers_the_permission(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
+) -> None:
+    with FakePushService() as service:
+        sub = service.subscribe()
+        status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
+        assert status == 201
+        claude = start(start_claude, claude_version)
+        sid = session_id_of(claude)
+        wait_pane_known(purplemux_daemon, sid)
+        origin = purplemux_daemon.url
+        page.context.grant_permissions(["notifications"], origin=origin)
+        sign_in(page, purplemux_daemon)  # the cookie the service worker's fetch will carry
+        assert page.evaluate(REGISTER) in ("activated", "activating")
+        cdp = page.context.new_cdp_session(page)
+        reg_id = registration_id(page, cdp, origin)
+        # Leave the dashboard: a focused dashboard page would hold the push back.
+        page.goto(origin + "/static/logo.svg")
+
+        claude.send_text("RUN:touch pushed.txt")
+        delivery = wait_until(
+            lambda: next(
+                (d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None
+            ),
+            timeout=45,
+            describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
+        )
+        payload = delivery.json
+        assert payload["state"] == "needs-input" and payload["prompt_kind"] == "permission"
+        assert payload["actions"] == ["Yes", "No"]
+        shown = wait_prompt(purplemux_daemon, sid, "permission")
+        assert shown["prompt"]["id"] == payload["prompt_id"]
+
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
+        )
+        [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
+        notes = wait_until(
+            lambda: worker.evaluate(
+                "async () => (await self.registration.getNotifications())"
+                ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
+            ),
+            timeout=10,
+            describe="the notification",
+        )
+        assert notes == [{"tag": f"purplemux-{sid}", "actions": ["Yes", "No"]}]
+        # A click on its "Yes" action (synthetic: headless Chromium has no notification UI).
+        worker.evaluate(
+            """async () => {
+                 const [n] = await self.registration.getNotifications();
+                 try {
+                   self.dispatchEvent(new NotificationEvent("notificationclick",
+                                                            {notification: n, action: "Yes"}));
+                 } catch (_) {}
+               }"""
+        )
+        wait_until(
+            lambda: (claude.cwd / "pushed.txt").exists(), timeout=30, describe="the tool to run"
+        )
+        audit = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+        assert [(e["by"], e["option"], e["prompt_id"]) for e in audit] == [
+            ("push", "Yes", payload["prompt_id"])
+        ]
