@@ -95,8 +95,9 @@ async def remove_subscription(
     return {"ok": True}
 
 
-PROMPT_WAIT = 1.5
-"""Seconds a needs-input push waits for the prompt to show on the pane (it carries its id)."""
+PROMPT_WAIT = 5.0
+"""Seconds a needs-input push may wait for the prompt to be drawn on the pane (it carries its
+id); the PermissionRequest hook comes just before the dialog is drawn."""
 
 
 async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
@@ -124,8 +125,10 @@ async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: s
     try:
         prompt = await prompt_on_screen(rt, session)
     except Exception:
-        log.debug("could not read the prompt of %s", session.id, exc_info=True)
+        log.warning("could not read the prompt of %s", session.id, exc_info=True)
         prompt = None
+    if prompt is None and session.state is State.NEEDS_INPUT:
+        log.info("push for %s goes without a prompt (none recognised on its pane)", session.id)
     await sender.send(push_payload(session, prompt), urgency)
 
 
