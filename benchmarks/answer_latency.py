@@ -29,7 +29,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from purplemux import install  # noqa: E402
-from tests.daemon import Daemon  # noqa: E402
 from tests.e2e.fake_api import FakeAnthropicAPI  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     TmuxClaude,
@@ -37,6 +36,7 @@ from tests.e2e.harness import (  # noqa: E402
     make_claude_home,
     wait_until,
 )
+from tests.support import Daemon  # noqa: E402
 
 ARGS = {"2.1.197": [], "2.1.332": ["--permission-mode", "default"]}
 

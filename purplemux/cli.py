@@ -25,13 +25,14 @@ LIGHT_COMMANDS = frozenset({"tmux-status"})
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
 
-STATE_COLOURS = {
-    "idle": "\033[90m",
-    "busy": "\033[36m",
-    "needs-input": "\033[33;1m",
-    "review": "\033[35;1m",
-    "unknown": "\033[37m",
+TERMINAL_COLOURS = {
+    "yellow": "\033[33;1m",
+    "magenta": "\033[35;1m",
+    "cyan": "\033[36m",
+    "grey": "\033[90m",
+    "white": "\033[37m",
 }
+"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,26 +230,26 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     if not sessions:
         return "no sessions\n"
     rows = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    colours = [""]
     for s in sessions:
-        pane = (s.get("tmux") or {}).get("pane") or "-"
-        detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
+        v = s["view"]  # what purplemux.present decided a person reads about it
         rows.append(
             (
-                s["state"] + (" (ended)" if s.get("ended") else ""),
-                s.get("project") or "-",
-                pane,
-                duration(now - float(s.get("state_since") or now)),
-                (detail or "").replace("\n", " ")[:60],
+                v["label"] + (" (ended)" if v["ended"] else ""),
+                v["name"],
+                v["pane"] or "-",
+                duration(now - float(v["since"] or now)),
+                v["reason"].replace("\n", " ")[:60],
                 s["id"][:8],
             )
         )
+        colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         if colour and n:
-            state = row[0].split(" ")[0]
-            cells[0] = f"{STATE_COLOURS.get(state, '')}{cells[0]}\033[0m"
+            cells[0] = f"{colours[n]}{cells[0]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
 
@@ -348,7 +349,7 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     client = Client(settings)
     sessions = client.request("GET", "/api/sessions")["sessions"]
     if args.all:
-        targets = [s["id"] for s in sessions if s["state"] == "review"]
+        targets = [s["id"] for s in sessions if "dismiss" in s["view"]["actions"]]
     elif args.id:
         matches = [s["id"] for s in sessions if s["id"].startswith(args.id)]
         if len(matches) != 1:
@@ -367,16 +368,17 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     return 0
 
 
-def _resolve(client: Any, prefix: str) -> str | None:
-    """The one session id starting with `prefix`, or None (after saying why)."""
+def _resolve(client: Any, prefix: str) -> dict[str, Any] | None:
+    """The one session (with its view) whose id starts with `prefix`, or None (after saying
+    why)."""
     sessions = client.request("GET", "/api/sessions")["sessions"]
-    exact = [s["id"] for s in sessions if s["id"] == prefix]
-    matches = exact or [s["id"] for s in sessions if s["id"].startswith(prefix)]
+    exact = [s for s in sessions if s["id"] == prefix]
+    matches = exact or [s for s in sessions if s["id"].startswith(prefix)]
     if len(matches) != 1:
         what = "no session" if not matches else f"{len(matches)} sessions"
         print(f"purplemux: {what} match {prefix!r}; see `purplemux status`", file=sys.stderr)
         return None
-    return str(matches[0])
+    return dict(matches[0])
 
 
 def render_prompt(prompt: dict[str, Any]) -> str:
@@ -400,18 +402,20 @@ def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux.tmux import plain
 
     client = Client(settings)
-    sid = _resolve(client, args.id)
-    if sid is None:
+    session = _resolve(client, args.id)
+    if session is None:
         return 2
+    sid = session["id"]
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
+        print(f"purplemux: {session['view']['where']}: {exc}", file=sys.stderr)
         return 1
     if args.json:
         json.dump(shown, out, indent=2)
         out.write("\n")
         return 0
+    out.write(f"{session['view']['headline']}\n\n")  # what the session's view says of it
     out.write(plain(shown["text"]).rstrip("\n") + "\n")
     prompt = shown.get("prompt")
     out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))
@@ -430,17 +434,18 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     from purplemux.client import ApiError, Client
 
     client = Client(settings, timeout=30.0)
-    sid = _resolve(client, args.id)
-    if sid is None:
+    session = _resolve(client, args.id)
+    if session is None:
         return 2
+    sid, where = session["id"], session["view"]["where"]
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
+        print(f"purplemux: {where}: {exc}", file=sys.stderr)
         return 1
     prompt = shown.get("prompt")
     if not prompt:
-        print(f"purplemux: nothing is asked in {sid[:8]} now; nothing was typed", file=sys.stderr)
+        print(f"purplemux: nothing is asked in {where} now; nothing was typed", file=sys.stderr)
         return 1
     out.write(render_prompt(prompt))
     body: dict[str, Any] = {"prompt_id": prompt["id"], "by": "cli"}
@@ -468,9 +473,13 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux.client import ApiError, Client
 
     client = Client(settings)
-    sid = _resolve(client, args.id)
-    if sid is None:
+    session = _resolve(client, args.id)
+    if session is None:
         return 2
+    sid, where = session["id"], session["view"]["where"]
+    if "jump" not in session["view"]["actions"]:
+        print(f"purplemux: {where} is not in a tmux pane; nothing to jump to", file=sys.stderr)
+        return 1
     body: dict[str, Any] = {}
     try:  # inside tmux, this client is the one to switch (tmux reads $TMUX itself)
         mine = subprocess.run(
@@ -487,9 +496,11 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     try:
         done = client.request("POST", f"/api/sessions/{sid}/focus", body)
     except ApiError as exc:
-        print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
+        print(f"purplemux: {where}: {exc} (HTTP {exc.status})", file=sys.stderr)
         return 1
-    where = f"pane {done['pane']} (window {done['window']}, tmux session {done['tmux_session']})"
+    # The session's view names it (project · pane); the focus reply says where tmux put it.
+    if done.get("pane") and done["pane"] != session["view"]["pane"]:
+        where = f"{where} (now {done['pane']})"
     if done.get("client"):
         out.write(f"switched {done['client']} to {where}\n")
     else:

@@ -3,10 +3,10 @@ shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e 
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
+from purplemux.cli import main
 from purplemux.settings import Settings
-from tests.daemon import Daemon
-from tests.test_prompts import screen
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, screen, wait_for
 
 
 @pytest.fixture
@@ -69,11 +68,14 @@ def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:
         run_hook(daemon.home, payload, pane=pane, tmux=tmux)
 
 
-def wait_state(daemon: Daemon, sid: str, state: str) -> None:
-    deadline = time.monotonic() + 10
-    while (daemon.session(sid) or {}).get("state") != state:
-        assert time.monotonic() < deadline, daemon.session(sid)
-        time.sleep(0.05)
+def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
+    """The session once it is in `state`."""
+
+    def there() -> dict[str, Any] | None:
+        found = daemon.session(sid)
+        return found if found and found["state"] == state else None
+
+    return wait_for(there)
 
 
 def capture(sock: str, pane: str) -> str:
@@ -90,7 +92,8 @@ def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:
     daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
     try:
         asking(daemon, "s1", sock, pane_id)
-        wait_state(daemon, "s1", "needs-input")
+        # The session's view offers answering and jumping (a live session in a pane that asks).
+        assert wait_state(daemon, "s1", "needs-input")["view"]["actions"] == ["answer", "jump"]
 
         assert call(daemon, "GET", "/api/sessions/nope/screen")[0] == 404
         status, shown = call(daemon, "GET", "/api/sessions/s1/screen")
@@ -147,10 +150,53 @@ def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:
         status, reply = call(daemon, "GET", "/api/sessions/s2/screen")
         assert status == 409 and "%999" in reply["error"]
         asking(daemon, "s3", None, "")
-        wait_state(daemon, "s3", "needs-input")
+        assert wait_state(daemon, "s3", "needs-input")["view"]["actions"] == []
         status, reply = call(daemon, "GET", "/api/sessions/s3/screen")
         assert (status, reply["error"]) == (409, "this session has no tmux pane")
         assert call(daemon, "POST", "/api/sessions/s3/focus")[0] == 409
+    finally:
+        daemon.stop()
+
+
+def test_cli_peek_answer_and_jump(
+    tmp_path: Path,
+    pane: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    monkeypatch.setenv("PURPLEMUX_HOME", str(daemon.home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(daemon.claude_dir))
+    monkeypatch.setenv("PURPLEMUX_PORT", str(daemon.port))
+    monkeypatch.delenv("TMUX", raising=False)  # not inside tmux: jump switches no client of ours
+    try:
+        asking(daemon, "cli-1", sock, pane_id)
+        wait_state(daemon, "cli-1", "needs-input")
+        asking(daemon, "cli-2", None, "")
+        wait_state(daemon, "cli-2", "needs-input")
+
+        out = io.StringIO()
+        assert main(["peek", "cli-1"], out=out) == 0
+        shown = out.getvalue()
+        assert shown.startswith(f"needs input: proj · {pane_id}\n")  # the session's view
+        assert "Do you want to proceed?" in shown
+        assert "[permission] Bash command: touch b.txt" in shown
+        assert "\u276f Yes" in shown and "prompt id p-" in shown
+
+        before = capture(sock, pane_id)
+        assert main(["answer", "cli-1", "--option", "Maybe"], out=io.StringIO()) == 1
+        assert "pick one of the options" in capsys.readouterr().err
+        assert capture(sock, pane_id) == before  # nothing was typed
+
+        out = io.StringIO()
+        assert main(["jump", "cli-1"], out=out) == 0
+        assert out.getvalue() == (
+            f"selected proj · {pane_id}; no tmux client is attached to that server\n"
+        )
+        assert main(["jump", "cli-2"], out=io.StringIO()) == 1
+        assert "proj is not in a tmux pane" in capsys.readouterr().err
+        assert main(["peek", "cli-"], out=io.StringIO()) == 2  # ambiguous
     finally:
         daemon.stop()
 

@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from purplemux.model import PendingTool, Session, State, TmuxLocation
 from purplemux.prompts import Context, Prompt, context_of, recognise
 from purplemux.tmux import plain
-
-SCREENS = Path(__file__).resolve().parent / "samples" / "screens"
-
-
-def screens(name: str) -> list[tuple[str, str]]:
-    """(screen name, text) in the order captured."""
-    out = []
-    for chunk in (SCREENS / name).read_text().split("\n-----\n"):
-        if chunk.strip():
-            head, _, text = chunk.partition("\n")
-            out.append((head.split()[-1], text))
-    return out
-
-
-def screen(name: str, which: str, nth: int = -1) -> str:
-    return [text for shot, text in screens(name) if shot == which][nth]
-
+from tests.support.screens import screen, screens
 
 CTX = Context(session_id="s1", since=100.0)
 

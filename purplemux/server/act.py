@@ -14,9 +14,10 @@ from fastapi.responses import JSONResponse
 
 from purplemux import events as ev
 from purplemux import tmux
-from purplemux.answer import AnswerError, Choice, Desk, pane_of
+from purplemux.answer import AnswerError, Choice, pane_of
 from purplemux.events import Source
 from purplemux.model import Session
+from purplemux.present import session_json
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 
@@ -26,15 +27,6 @@ BY = frozenset({"page", "push", "cli", "api"})
 """Who answers: the dashboard, a notification's action, the command line, anything else."""
 MAX_ANSWER_BODY = 16 * 1024
 MAX_TEXT = 2000
-
-
-def desk(rt: Runtime) -> Desk:
-    """The daemon's one prompt desk (first-seen times, a lock per pane)."""
-    found = rt.extras.get("desk")
-    if found is None:
-        found = rt.extras["desk"] = Desk()
-    assert isinstance(found, Desk)
-    return found
 
 
 def _session(rt: Runtime, session_id: str) -> Session:
@@ -52,7 +44,7 @@ def _refused(exc: AnswerError) -> JSONResponse:
 async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> Any:
     session = _session(rt, session_id)
     try:
-        shown = await desk(rt).read(session)
+        shown = await rt.desk.read(session)
     except AnswerError as exc:
         return _refused(exc)
     return {
@@ -97,7 +89,7 @@ async def answer(session_id: str, request: Request, rt: Runtime = Depends(curren
     session = _session(rt, session_id)
     prompt_id, choice, by = parse_answer(data)
     try:
-        done = await desk(rt).answer(session, prompt_id, choice)
+        done = await rt.desk.answer(session, prompt_id, choice)
     except AnswerError as exc:
         return _refused(exc)
     what = "cancel" if choice.cancel else (choice.option or "text")
@@ -124,7 +116,7 @@ async def answer(session_id: str, request: Request, rt: Runtime = Depends(curren
         "kind": done.prompt.kind,
         "answered": what,
         "keys": list(done.keys),
-        "session": rt.engine.sessions[session_id].to_json(),
+        "session": session_json(rt.engine.sessions[session_id]),
     }
     if not done.confirmed:
         body["error"] = "the keys were sent but the dialog is still on screen; look at the pane"

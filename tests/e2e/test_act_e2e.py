@@ -23,9 +23,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
 
+from tests.browser.conftest import sign_in
 from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
-from tests.daemon import Daemon
 from tests.notify.fake_push_service import FakePushService
+from tests.support import Daemon
 
 from .conftest import StartClaude
 from .harness import TmuxClaude, install_claude, wait_until
@@ -393,11 +394,6 @@ def page(chromium: Browser) -> Iterator[Page]:
         yield context.new_page()
     finally:
         context.close()
-
-
-def sign_in(page: Page, daemon: Daemon) -> None:
-    page.goto(f"{daemon.url}/?token={daemon.token}")
-    page.wait_for_selector("#connection[data-connection='live']", state="attached")
 
 
 SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""

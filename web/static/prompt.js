@@ -1,6 +1,7 @@
 // Acting from the dashboard: a needs-input row opens to show the prompt on its pane (title, the
 // pane's last lines, one button per option, a text field for a question's free answer), and
-// every row has "Jump" (bring its tmux pane to the front). Talks to GET /screen, POST /answer,
+// a row in a pane has "Jump" (bring its tmux pane to the front); which rows may do either is
+// the session's view (its actions, on the row as data-actions). Talks to GET /screen, POST /answer,
 // POST /focus. Watches the rows app.js renders; needs nothing from it.
 // Session and screen text only ever reaches the page through textContent.
 
@@ -143,7 +144,8 @@ async function refresh(row) {
 function watch(row) {
   const id = row.dataset.sessionId;
   if (!id) return;
-  const wants = row.dataset.state === "needs-input" && !row.hasAttribute("data-ended");
+  // The session's view says when there is a prompt to answer (present.py's "answer" action).
+  const wants = (row.dataset.actions || "").split(" ").includes("answer");
   const state = open.get(id);
   if (wants && !state) {
     const entry = { timer: null, promptId: null, busy: false };
@@ -228,13 +230,7 @@ document.addEventListener("submit", (event) => {
 });
 
 function scan() {
-  for (const row of document.querySelectorAll(".row[data-session-id]")) {
-    const pane = row.querySelector('[data-slot="pane"]');
-    const button = row.querySelector('[data-action="jump"]');
-    const hide = !(pane && pane.textContent) || row.hasAttribute("data-ended");
-    if (button && button.hidden !== hide) button.hidden = hide;
-    watch(row);
-  }
+  for (const row of document.querySelectorAll(".row[data-session-id]")) watch(row);
   for (const id of [...open.keys()]) {
     if (!document.getElementById(`session-${id}`)) {
       clearInterval(open.get(id).timer);
@@ -243,13 +239,12 @@ function scan() {
   }
 }
 
-// Rows change state (data-state) and come and go as the feed moves: look again on each change.
+// Rows change actions (data-actions) and come and go as the feed moves: look again on each change.
 const groups = document.querySelector(".sidebar") || document.body;
 new MutationObserver(scan).observe(groups, {
   subtree: true,
   childList: true,
   attributes: true,
-  attributeFilter: ["data-state", "data-ended"],
-  characterData: true,
+  attributeFilter: ["data-actions"],
 });
 scan();
