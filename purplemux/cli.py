@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow listening on a non-loopback address (read SECURITY.md first)",
     )
+    serve.add_argument(
+        "--no-input",
+        action="store_true",
+        help="never type into panes: answering prompts is refused (env PURPLEMUX_INPUT=off)",
+    )
 
     install = sub.add_parser("install-hooks", help="register the hook script in Claude's settings")
     install.add_argument("--settings", metavar="FILE", help="write a standalone settings file")
@@ -65,6 +70,20 @@ def build_parser() -> argparse.ArgumentParser:
     dismiss = sub.add_parser("dismiss", help="mark a review as seen (review -> idle)")
     dismiss.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
     dismiss.add_argument("--all", action="store_true", help="dismiss every session in review")
+
+    peek = sub.add_parser("peek", help="print a session's screen and the prompt on it")
+    peek.add_argument("id", help="session id (a unique prefix is enough)")
+    peek.add_argument("--json", action="store_true", help="print the JSON of GET /screen")
+
+    answer = sub.add_parser("answer", help="answer the prompt a session shows now")
+    answer.add_argument("id", help="session id (a unique prefix is enough)")
+    how = answer.add_mutually_exclusive_group(required=True)
+    how.add_argument("--option", metavar="LABEL", help="the option to pick, by its label as shown")
+    how.add_argument("--text", help="a free-text answer to a question")
+    how.add_argument("--cancel", action="store_true", help="press Esc on the prompt")
+
+    jump = sub.add_parser("jump", help="bring a session's pane to the front (switches your client)")
+    jump.add_argument("id", help="session id (a unique prefix is enough)")
 
     open_ = sub.add_parser("open", help="print the dashboard login link")
     open_.add_argument("--browser", action="store_true", help="also open it in a web browser")
@@ -111,7 +130,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 0
     try:
         settings = Settings.from_env(
-            host=getattr(args, "host", None), port=getattr(args, "port", None)
+            host=getattr(args, "host", None),
+            port=getattr(args, "port", None),
+            input=False if getattr(args, "no_input", False) else None,
         )
     except ValueError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
@@ -347,6 +368,146 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     return 0
 
 
+def _resolve(client: Any, prefix: str) -> dict[str, Any] | None:
+    """The one session (with its view) whose id starts with `prefix`, or None (after saying
+    why)."""
+    sessions = client.request("GET", "/api/sessions")["sessions"]
+    exact = [s for s in sessions if s["id"] == prefix]
+    matches = exact or [s for s in sessions if s["id"].startswith(prefix)]
+    if len(matches) != 1:
+        what = "no session" if not matches else f"{len(matches)} sessions"
+        print(f"purplemux: {what} match {prefix!r}; see `purplemux status`", file=sys.stderr)
+        return None
+    return dict(matches[0])
+
+
+def render_prompt(prompt: dict[str, Any]) -> str:
+    """A prompt as the terminal shows it: title, question, options with the marker."""
+    from purplemux.tmux import plain
+
+    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
+    question = prompt.get("question")
+    if question and question != prompt["title"]:
+        lines.append(f"  {plain(question)}")
+    for option in prompt["options"]:
+        mark = "\u276f" if option.get("selected") else " "
+        extra = "  (free text: --text)" if option.get("free_text") else ""
+        lines.append(f"  {mark} {plain(option['label'])}{extra}")
+    lines.append(f"  prompt id {prompt['id']}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import ApiError, Client
+    from purplemux.tmux import plain
+
+    client = Client(settings)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid = session["id"]
+    try:
+        shown = client.request("GET", f"/api/sessions/{sid}/screen")
+    except ApiError as exc:
+        print(f"purplemux: {session['view']['where']}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(shown, out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"{session['view']['headline']}\n\n")  # what the session's view says of it
+    out.write(plain(shown["text"]).rstrip("\n") + "\n")
+    prompt = shown.get("prompt")
+    out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))
+    return 0
+
+
+ANSWER_FIXES = {
+    403: "answering is off on this daemon: restart it without --no-input, or with "
+    "PURPLEMUX_INPUT=on",
+    409: "run `purplemux peek {id}` to see what the pane shows now, then answer again",
+    422: "pick one of the options listed above, by its label",
+}
+
+
+def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import ApiError, Client
+
+    client = Client(settings, timeout=30.0)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid, where = session["id"], session["view"]["where"]
+    try:
+        shown = client.request("GET", f"/api/sessions/{sid}/screen")
+    except ApiError as exc:
+        print(f"purplemux: {where}: {exc}", file=sys.stderr)
+        return 1
+    prompt = shown.get("prompt")
+    if not prompt:
+        print(f"purplemux: nothing is asked in {where} now; nothing was typed", file=sys.stderr)
+        return 1
+    out.write(render_prompt(prompt))
+    body: dict[str, Any] = {"prompt_id": prompt["id"], "by": "cli"}
+    if args.cancel:
+        body["cancel"] = True
+    elif args.text is not None:
+        body["text"] = args.text
+    else:
+        body["option"] = args.option
+    try:
+        result = client.request("POST", f"/api/sessions/{sid}/answer", body)
+    except ApiError as exc:
+        fix = ANSWER_FIXES.get(exc.status, "")
+        print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
+        if fix:
+            print(f"purplemux: {fix.format(id=sid[:8])}", file=sys.stderr)
+        return 1
+    out.write(f"answered: {result['answered']}\n")
+    return 0
+
+
+def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    import subprocess
+
+    from purplemux.client import ApiError, Client
+
+    client = Client(settings)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid, where = session["id"], session["view"]["where"]
+    if "jump" not in session["view"]["actions"]:
+        print(f"purplemux: {where} is not in a tmux pane; nothing to jump to", file=sys.stderr)
+        return 1
+    body: dict[str, Any] = {}
+    try:  # inside tmux, this client is the one to switch (tmux reads $TMUX itself)
+        mine = subprocess.run(
+            ["tmux", "display-message", "-p", "#{client_name}"],
+            capture_output=True,
+            text=True,
+            timeout=3,
+            check=False,
+        )
+        if mine.returncode == 0 and mine.stdout.strip():
+            body["client"] = mine.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        done = client.request("POST", f"/api/sessions/{sid}/focus", body)
+    except ApiError as exc:
+        print(f"purplemux: {where}: {exc} (HTTP {exc.status})", file=sys.stderr)
+        return 1
+    # The session's view names it (project · pane); the focus reply says where tmux put it.
+    if done.get("pane") and done["pane"] != session["view"]["pane"]:
+        where = f"{where} (now {done['pane']})"
+    if done.get("client"):
+        out.write(f"switched {done['client']} to {where}\n")
+    else:
+        out.write(f"selected {where}; no tmux client is attached to that server\n")
+    return 0
+
+
 def cmd_open(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux.client import Client
 
@@ -423,6 +584,9 @@ COMMANDS = {
     "status": cmd_status,
     "dismiss": cmd_dismiss,
     "open": cmd_open,
+    "peek": cmd_peek,
+    "answer": cmd_answer,
+    "jump": cmd_jump,
     "tmux-status": cmd_tmux_status,
     "doctor": cmd_doctor,
     "service": cmd_service,

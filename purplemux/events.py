@@ -46,6 +46,7 @@ class Kind(StrEnum):
     TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
     SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (SubagentStop, ...): logged, no state change
+    ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
 
 
 class Source(StrEnum):
@@ -256,6 +257,21 @@ class Other(Event):
     kind: ClassVar[Kind] = Kind.OTHER
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answer(Event):
+    """Keys purplemux typed into a prompt for the user: who asked (`by`: page, push, cli, api),
+    which prompt, and what was chosen (an option's label, free text, or cancel)."""
+
+    kind: ClassVar[Kind] = Kind.ANSWER
+    by: str = "api"
+    prompt_id: str = ""
+    prompt_kind: str = ""
+    option: str | None = None
+    text: str | None = None
+    cancel: bool = False
+    confirmed: bool = True
+
+
 EVENT_TYPES: dict[Kind, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -284,6 +300,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         TranscriptFacts,
         Superseded,
         Other,
+        Answer,
     )
 }
 
@@ -322,6 +339,11 @@ TEXT_CAPS: dict[str, int] = {
     "reason": 100,
     "snippet": 200,
     "current_tool": 300,
+    "by": 20,
+    "prompt_id": 40,
+    "prompt_kind": 20,
+    "option": 300,
+    "text": 2000,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

@@ -169,6 +169,8 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
     Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
     Kind.SUPERSEDED: _row(stay("retires an ended session's row only")),
     Kind.OTHER: _row(stay("logged, no state meaning")),
+    # What answered the prompt is Claude's next hook (PostToolUse, Stop) or its session file.
+    Kind.ANSWER: _row(stay("audit only")),
 }
 
 # --- guards ------------------------------------------------------------------------------------

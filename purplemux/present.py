@@ -33,16 +33,32 @@ class Look:
     icon: str
     """The favicon drawn for it (web/static/icon-<icon>.svg)."""
     actions: frozenset[str] = frozenset()
-    """What the user may do to a session in this state ("dismiss")."""
+    """What the user may do to a session in this state ("dismiss", "answer", "jump"); the pane
+    actions (PANE_ACTIONS) also need a live session in a tmux pane."""
     note: str = ""
     """The row's line when there is nothing more particular to say."""
 
 
 DISMISS = "dismiss"
+"""Mark a review as seen (review → idle)."""
+ANSWER = "answer"
+"""Answer the prompt on the session's pane (GET /screen, POST /answer)."""
+JUMP = "jump"
+"""Bring the session's pane to the front in tmux (POST /focus)."""
+PANE_ACTIONS = frozenset({ANSWER, JUMP})
+"""Actions that act on the pane: only for a live session in a tmux pane."""
 
 LOOKS: Mapping[State, Look] = {
     State.NEEDS_INPUT: Look(
-        "needs input", "⚠", "yellow", 4, True, 0, "needs-input", note="your input"
+        "needs input",
+        "⚠",
+        "yellow",
+        4,
+        True,
+        0,
+        "needs-input",
+        frozenset({ANSWER, JUMP}),
+        note="your input",
     ),
     State.REVIEW: Look(
         "review",
@@ -52,11 +68,11 @@ LOOKS: Mapping[State, Look] = {
         True,
         1,
         "review",
-        frozenset({DISMISS}),
+        frozenset({DISMISS, JUMP}),
         note="Finished; ready for review.",
     ),
-    State.BUSY: Look("busy", "◐", "cyan", 2, False, 2, "busy", note="Working…"),
-    State.IDLE: Look("idle", "○", "grey", 1, False, 3, "idle"),
+    State.BUSY: Look("busy", "◐", "cyan", 2, False, 2, "busy", frozenset({JUMP}), note="Working…"),
+    State.IDLE: Look("idle", "○", "grey", 1, False, 3, "idle", frozenset({JUMP})),
     # unknown was busy before a daemon restart, so for the favicon it ranks with busy.
     State.UNKNOWN: Look(
         "unknown",
@@ -66,6 +82,7 @@ LOOKS: Mapping[State, Look] = {
         False,
         4,
         "busy",
+        frozenset({JUMP}),
         note="Checking what it is doing after a restart…",
     ),
 }
@@ -87,8 +104,15 @@ def look(state: State | str) -> Look:
 
 
 def allows(session: Session, action: str) -> bool:
-    """Whether the user may do `action` to the session now (only a review can be dismissed)."""
-    return action in LOOKS[session.state].actions
+    """Whether the user may do `action` to the session now (only a review can be dismissed,
+    only a prompt answered, only a session in a pane jumped to)."""
+    return action in _actions(session, LOOKS[session.state])
+
+
+def _actions(s: Session, lk: Look) -> tuple[str, ...]:
+    """The state's actions, less the pane actions when there is no live pane to act on."""
+    in_pane = bool(s.tmux and s.tmux.pane) and not s.ended
+    return tuple(sorted(a for a in lk.actions if in_pane or a not in PANE_ACTIONS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +191,7 @@ def present(s: Session) -> SessionView:
         urgency=lk.urgency,
         icon=lk.icon,
         attention=lk.attention,
-        actions=tuple(sorted(lk.actions)),
+        actions=_actions(s, lk),
         ended=s.ended,
         name=name,
         folder=s.cwd or "",

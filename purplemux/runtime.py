@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
@@ -24,6 +25,8 @@ class Runtime:
     session_files: SessionFileWatcher = field(init=False)
     """Claude's session files, read by the session-file, process and recovery parts."""
     vapid: VapidKeys | None = None
+    desk: Desk = field(default_factory=Desk)
+    """The prompt desk: when each dialog was first seen, one answer at a time per pane."""
 
     def __post_init__(self) -> None:
         self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")

@@ -12,6 +12,7 @@ from purplemux.cli import render_table
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.notify.message import push_payload
 from purplemux.present import LOOKS, present, session_json
+from purplemux.prompts import Option, Prompt
 from purplemux.server.page import group_sessions, render_dashboard
 from purplemux.tmux_status import badge, count
 
@@ -105,3 +106,24 @@ def test_tmux_badge_uses_the_glyphs_and_colours_of_the_table(
     counts = count([{"state": "review"}, {"state": "needs-input"}])
     assert badge(counts) == "⚠1 R1"
     assert badge(counts, tmux_colours=True) == "#[fg=yellow]⚠1#[default] #[fg=magenta]R1#[default]"
+
+
+def test_answer_and_jump_are_actions_of_a_live_session_in_a_pane() -> None:
+    loc = TmuxLocation(socket="/tmp/tmux-1/default", pane="%4", session="dev", window="1")
+    asking = Session(id="a", state=State.NEEDS_INPUT, tmux=loc)
+    assert present(asking).actions == (pr.ANSWER, pr.JUMP)
+    assert pr.allows(asking, pr.ANSWER) and pr.allows(asking, pr.JUMP)
+    assert present(dataclasses.replace(asking, state=State.REVIEW)).actions == (
+        pr.DISMISS,
+        pr.JUMP,
+    )
+    assert present(dataclasses.replace(asking, state=State.BUSY)).actions == (pr.JUMP,)
+    # Without a pane, or once ended, there is nothing to type into or jump to.
+    assert present(dataclasses.replace(asking, tmux=None)).actions == ()
+    assert present(dataclasses.replace(asking, ended=True)).actions == ()
+    assert not pr.allows(dataclasses.replace(asking, tmux=None), pr.ANSWER)
+    # A push carries the prompt (and its Yes/No actions) only when the view allows answering.
+    yes_no = (Option("Yes", selected=True), Option("No"))
+    prompt = Prompt("p-1", "permission", "Bash command: ls", None, yes_no, ())
+    assert push_payload(asking, prompt)["actions"] == ["Yes", "No"]
+    assert "prompt_id" not in push_payload(dataclasses.replace(asking, tmux=None), prompt)

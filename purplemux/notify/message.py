@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from purplemux.model import Session, State
-from purplemux.present import present
+from purplemux.present import ANSWER, allows, present
+
+if TYPE_CHECKING:
+    from purplemux.prompts import Prompt
+
+PUSH_ACTIONS = ("Yes", "No")
+"""A permission prompt's notification answers with these labels (when it shows both)."""
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
 
 
-def push_payload(session: Session) -> dict[str, Any]:
-    """The JSON the service worker turns into a notification."""
-    return {
+def push_payload(session: Session, prompt: Prompt | None = None) -> dict[str, Any]:
+    """The JSON the service worker turns into a notification. With the prompt on screen: its id
+    and kind, and for a permission prompt the actions that answer it from the notification."""
+    payload: dict[str, Any] = {
         "title": title(session),
         "body": body(session),
         "tag": f"purplemux-{session.id}",
@@ -21,6 +28,13 @@ def push_payload(session: Session) -> dict[str, Any]:
         "state": session.state.value,
         "url": f"/#session-{session.id}",
     }
+    if prompt is not None and allows(session, ANSWER):
+        payload["prompt_id"] = prompt.id
+        payload["prompt_kind"] = prompt.kind
+        labels = {o.label for o in prompt.options}
+        if prompt.kind == "permission" and all(a in labels for a in PUSH_ACTIONS):
+            payload["actions"] = list(PUSH_ACTIONS)
+    return payload
 
 
 def urgency_for(state: State) -> str:

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
+from purplemux.answer import AnswerError
 from purplemux.machine import Notify
 from purplemux.model import Session
 from purplemux.notify.desktop import DesktopNotifier
 from purplemux.notify.message import body, push_payload, title, urgency_for
 from purplemux.notify.policy import PushPolicy
 from purplemux.notify.webpush import WebPushSender
+from purplemux.present import ANSWER, allows
+from purplemux.prompts import Prompt
 from purplemux.runtime import Runtime
 from purplemux.store import AsyncStore
+
+log = logging.getLogger(__name__)
+
+PROMPT_WAIT = 5.0
+"""Seconds a needs-input push may wait for the prompt to be drawn on the pane (it carries its
+id); the PermissionRequest hook comes just before the dialog is drawn."""
 
 
 class _Subscriptions:
@@ -29,6 +39,36 @@ class _Subscriptions:
         return await self.store.call(lambda s: s.remove_subscription(endpoint))
 
 
+async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
+    """The prompt the session's pane shows, waiting briefly for it to be drawn; None when the
+    session's view allows no answer (no pane, not asking) or answering is off (the notification
+    then only opens the page)."""
+    if not allows(session, ANSWER) or not rt.settings.input_allowed:
+        return None
+    deadline = time.monotonic() + PROMPT_WAIT
+    while True:
+        current = rt.engine.sessions.get(session.id, session)
+        try:
+            prompt = (await rt.desk.read(current)).prompt
+        except AnswerError:
+            return None
+        if prompt is not None or time.monotonic() >= deadline:
+            return prompt
+        await asyncio.sleep(0.1)
+
+
+async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: str) -> None:
+    """Send the push, with the prompt on screen when the session asks (its actions answer it)."""
+    try:
+        prompt = await prompt_on_screen(rt, session)
+    except Exception:
+        log.warning("could not read the prompt of %s", session.id, exc_info=True)
+        prompt = None
+    if prompt is None and allows(session, ANSWER):
+        log.info("push for %s goes without a prompt (none recognised on its pane)", session.id)
+    await sender.send(push_payload(session, prompt), urgency)
+
+
 async def notifier(rt: Runtime) -> None:
     """Push and desktop-notify each live entry into needs-input or review, once."""
     sender = WebPushSender(await rt.vapid_keys(), _Subscriptions(rt.store))
@@ -42,7 +82,7 @@ async def notifier(rt: Runtime) -> None:
             return
         urgency = urgency_for(notify.state)
         for job in (
-            sender.send(push_payload(session), urgency),
+            _push(rt, sender, session, urgency),
             desktop.notify(title(session), body(session), urgent=urgency == "high"),
         ):
             task = asyncio.create_task(job)  # sends never hold up the engine

@@ -205,7 +205,8 @@ def test_rows_filled_by_the_script_match_the_server(dashboard: Page, daemon: Dae
             el.className, el.dataset.slot || "", el.hidden, el.dataset.kind || "",
             el.dataset.slot === "since" ? "" : el.childElementCount ? "" : el.textContent,
             el.getAttribute("title") && el.dataset.slot !== "since" ? el.title : ""].join("/"))
-            .concat([row.id, row.dataset.state, row.hasAttribute("data-ended")]);
+            .concat([row.id, row.dataset.state, row.dataset.actions,
+              row.hasAttribute("data-ended")]);
           const out = [];
           for (const s of sessions) {
             const mine = view.fillRow(template.content.querySelector(".row").cloneNode(true),
@@ -218,6 +219,11 @@ def test_rows_filled_by_the_script_match_the_server(dashboard: Page, daemon: Dae
         }"""
     )
     assert mismatches == []
+    # The view's actions decide the buttons: Jump on live rows in a pane, not on an ended one.
+    expect(dashboard.locator("#session-p-busy [data-action='jump']")).to_be_visible()
+    expect(dashboard.locator("#session-p-review [data-action='jump']")).to_be_hidden()
+    asking = dashboard.locator("#session-p-needs-input")
+    expect(asking).to_have_attribute("data-actions", "answer jump")
 
 
 def test_fits_a_phone_and_follows_the_colour_scheme(dashboard: Page, daemon: Daemon) -> None:

@@ -96,6 +96,10 @@ export function fillRow(row, v, now) {
   setText(slot(row, "error-text"), v.error);
   show(slot(row, "error"), Boolean(v.error));
 
+  const actions = v.actions.join(" ");
+  if (row.dataset.actions !== actions) row.dataset.actions = actions;
+  show(row.querySelector('[data-action="jump"]'), v.actions.includes("jump"));
+
   const dismiss = row.querySelector('[data-action="dismiss"]');
   const allowed = v.actions.includes("dismiss");
   if (allowed && !dismiss) {
