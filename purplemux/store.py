@@ -164,6 +164,29 @@ class Store:
         ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def history_keys(self, session_id: str | None = None) -> dict[str, tuple[int, int]]:
+        """Per session in the log: (events, highest seq), which changes whenever its log does."""
+        sql = "SELECT session_id, count(*), max(seq) FROM events"
+        args: tuple[str, ...] = ()
+        if session_id is not None:
+            sql += " WHERE session_id = ?"
+            args = (session_id,)
+        rows = self.db.execute(sql + " GROUP BY session_id", args)
+        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
+    def history_rows(self, session_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(session id, event JSON) of these sessions' whole logs: what a timeline is folded
+        from (purplemux.history)."""
+        out: list[tuple[str, str]] = []
+        for i in range(0, len(session_ids), 500):
+            chunk = list(session_ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT session_id, data FROM events WHERE session_id IN ({marks})", chunk
+            )
+            out.extend((str(r[0]), str(r[1])) for r in rows)
+        return out
+
     def count_events(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM events").fetchone()[0])
 

@@ -20,7 +20,7 @@ from purplemux import __version__
 from purplemux.engine import Engine
 from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
-from purplemux.server import api, notifications, page, sources, stream
+from purplemux.server import api, history, notifications, page, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.runtime import Runtime
 from purplemux.server.security import SecurityMiddleware
@@ -85,6 +85,7 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(page.router)
+    app.include_router(history.router)
     app.include_router(notifications.router)
     app.add_middleware(SecurityMiddleware)
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
