@@ -53,9 +53,12 @@ def seed(d: Daemon, now: float) -> str:
         end = min(horizon, base + last * 3600) if last else horizon
         t = base + first * 3600 + rng.uniform(0, 600)
 
-        def send(name: str, at: float, sid: str = sid, cwd: str = cwd, **fields: Any) -> None:
+        where = (sid, cwd, pane, socket)
+
+        def send(name: str, at: float, where: tuple[Any, ...] = where, **fields: Any) -> None:
             nonlocal n
             n += 1
+            sid, cwd, pane, socket = where
             payload = {"session_id": sid, "hook_event_name": name, "cwd": cwd, **fields}
             post_hook(d, 10_000 + n, at, pane, socket, payload)
 
