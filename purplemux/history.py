@@ -6,6 +6,11 @@ source-time order, exactly as the engine's Timeline does: the same `step`, the s
 timeline equals what the badge did, is the same after a restart, and covers only what the event
 log still holds (the retention). While a session has ended it has no span: a lane stops there.
 
+Two rare cases where a replay can differ from what the live badge showed, both about events the
+live engine could not put in their place: an event older than everything a restarted daemon
+loaded (the engine applies it on top, or drops it when it is stale; here it is put in its place),
+and a late event older than the engine's last 256 entries for the session (applied on top).
+
 Totals over a period [since, until) clip every span to it: seconds per state, the time Claude
 waited on the user (needs-input plus review, which lasts until the review is looked at or the
 next prompt), how many times it asked (entries into needs-input), the median answer time (entry
