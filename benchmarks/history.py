@@ -33,7 +33,7 @@ from common import Daemon, Stats, api, bench_daemon, tempdir
 
 from purplemux import events as ev
 from purplemux.events import Event, Source
-from purplemux.history import events_from_rows, replay, summarize
+from purplemux.history import Ledger, events_from_rows, replay, summarize
 from purplemux.model import Tokens
 from purplemux.store import Store
 
@@ -145,14 +145,12 @@ def run(root: Path, sessions: int, events: int, runs: int, daemon: bool = True) 
     store = Store(db)
 
     def from_store() -> Any:
-        by_sid: dict[str, list[dict[str, Any]]] = {}
-        for sid, data in store.history_rows(list(store.history_keys())):
-            by_sid.setdefault(sid, []).append(json.loads(data))
-        replays = {sid: replay(sid, events_from_rows(rows), now) for sid, rows in by_sid.items()}
-        return summarize(replays, since, until, now)
+        ledger = Ledger()
+        ledger.add(events_from_rows(store.events_after(0, store.event_bounds()[1])))
+        return summarize(ledger.replays(now), since, until, now)
 
     def one_timeline() -> Any:
-        rows = [json.loads(d) for _, d in store.history_rows([probe])]
+        rows = store.session_log(probe, store.event_bounds()[1])
         return [s.to_json() for s in replay(probe, events_from_rows(rows), now).spans]
 
     try:

@@ -21,6 +21,7 @@ into needs-input until it was left), and tokens / cost spent in the period when 
 from __future__ import annotations
 
 import heapq
+import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -30,10 +31,11 @@ from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
 from purplemux.machine import ScheduleTick, step
 from purplemux.model import Session, State, Tokens
+from purplemux.present import LOOKS
 
 STATES: tuple[str, ...] = tuple(s.value for s in State)
-WAITING = (State.NEEDS_INPUT, State.REVIEW)
-"""The states in which Claude waits on the user."""
+WAITING: tuple[State, ...] = tuple(s for s in State if LOOKS[s].attention)
+"""The states in which Claude waits on the user (needs-input, review): the table's `attention`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +78,7 @@ def replay(session_id: str, events: Iterable[Event], now: float) -> Replay:
     if not ordered:
         return Replay(Session(id=session_id), ())
     folder = _Folder(Session(id=session_id, state_since=ordered[0].at), ordered[0].at)
-    for e in ordered:
-        folder.ticks_before(e.at, e.id)
-        folder.apply(e)
+    folder.feed(ordered)
     folder.ticks_until(now)
     return folder.result()
 
@@ -93,6 +93,14 @@ class _Folder:
         self.ticks: list[tuple[float, str]] = []
         self.tokens: list[tuple[float, Tokens]] = []
         self.cost: list[tuple[float, float]] = []
+        self.last: tuple[float, str] = (first, "")
+        """(source time, id) of the last event or tick applied: a new event must sort after it."""
+
+    def feed(self, ordered: Iterable[Event]) -> None:
+        """Apply events that all sort after `last`, in order, with the ticks due before each."""
+        for e in ordered:
+            self.ticks_before(e.at, e.id)
+            self.apply(e)
 
     def ticks_before(self, at: float, event_id: str) -> None:
         while self.ticks and self.ticks[0] < (at, event_id):
@@ -108,6 +116,7 @@ class _Folder:
 
     def apply(self, e: Event) -> None:
         old = self.s
+        self.last = (e.at, e.id)
         new, effects = step(old, e)
         for eff in effects:
             if isinstance(eff, ScheduleTick):
@@ -157,38 +166,131 @@ class _Folder:
 
 # --- kept between calls ------------------------------------------------------------------------
 
-LogKey = tuple[int, int]
-"""What a session's stored log is now: (events, highest log sequence number)."""
+
+def _ordered(events: Iterable[Event]) -> list[Event]:
+    return sorted((e for e in events if e.kind is not Kind.TICK), key=lambda e: (e.at, e.id))
 
 
-class ReplayCache:
-    """Replays kept between calls: a session is folded again only when its log changed (a new
-    event, a late one, or one the retention removed) or a pending idle-grace TICK came due."""
+class Ledger:
+    """Every session's fold, kept and continued: a new event is folded on top of the session's
+    kept fold (its ending Session, spans and pending ticks), not from the start; only an event
+    that sorts before what was already applied (a late one) folds that session again from its
+    whole log. `synced` is the event log's highest sequence number folded so far; `low` its
+    lowest, so a pruned log (retention) is noticed and everything is folded again.
+
+    Pure: the caller reads the store (events after `synced`, or one session's whole log) and
+    keeps the folds there too (`dump` / `load`), so a restart folds nothing that was folded."""
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[LogKey, Replay]] = {}
+        self.synced = 0
+        self.low = 0
+        self.loaded = False
+        """Whether the folds kept in the store were taken back (once per daemon)."""
+        self._folds: dict[str, _Folder] = {}
+        self._replays: dict[str, Replay] = {}
 
-    def stale(self, keys: Mapping[str, LogKey], now: float) -> list[str]:
-        """The sessions whose replay must be made again."""
-        out = []
-        for sid, key in keys.items():
-            kept = self._items.get(sid)
-            due = kept is not None and kept[1].next_tick is not None and kept[1].next_tick <= now
-            if kept is None or kept[0] != key or due:
-                out.append(sid)
+    def __contains__(self, session_id: str) -> bool:
+        return session_id in self._folds
+
+    def reset(self) -> None:
+        self.synced = self.low = 0
+        self._folds.clear()
+        self._replays.clear()
+
+    def add(self, events: Iterable[Event]) -> tuple[set[str], set[str]]:
+        """Fold new events on top; return (sessions folded on, sessions that need a whole
+        re-fold: an event sorts before one already applied)."""
+        by_session: dict[str, list[Event]] = {}
+        for e in events:
+            if e.kind is not Kind.TICK:
+                by_session.setdefault(e.session_id, []).append(e)
+        changed: set[str] = set()
+        late: set[str] = set()
+        for sid, evs in by_session.items():
+            ordered = _ordered(evs)
+            folder = self._folds.get(sid)
+            if folder is None:
+                folder = self._folds[sid] = _Folder(
+                    Session(id=sid, state_since=ordered[0].at), ordered[0].at
+                )
+            elif (ordered[0].at, ordered[0].id) <= folder.last:
+                late.add(sid)
+                continue
+            folder.feed(ordered)
+            changed.add(sid)
+            self._replays.pop(sid, None)
+        return changed, late
+
+    def refold(self, session_id: str, events: Iterable[Event]) -> None:
+        """Fold one session again from its whole log."""
+        ordered = _ordered(events)
+        self._replays.pop(session_id, None)
+        if not ordered:
+            self._folds.pop(session_id, None)
+            return
+        folder = _Folder(Session(id=session_id, state_since=ordered[0].at), ordered[0].at)
+        folder.feed(ordered)
+        self._folds[session_id] = folder
+
+    def replays(self, now: float, session_id: str | None = None) -> dict[str, Replay]:
+        """Every session's replay up to `now` (or one session's); kept until its fold moves."""
+        ids = list(self._folds) if session_id is None else [session_id]
+        out: dict[str, Replay] = {}
+        for sid in ids:
+            folder = self._folds.get(sid)
+            if folder is None:
+                continue
+            kept = self._replays.get(sid)
+            if kept is not None and (kept.next_tick is None or kept.next_tick > now):
+                out[sid] = kept
+                continue
+            folder.ticks_until(now)
+            out[sid] = self._replays[sid] = folder.result()
         return out
 
-    def update(self, keys: Mapping[str, LogKey], fresh: Mapping[str, Replay]) -> dict[str, Replay]:
-        """Keep the fresh replays; return the replays of every session in `keys`."""
-        for sid, r in fresh.items():
-            if sid in keys:
-                self._items[sid] = (keys[sid], r)
-        return {sid: self._items[sid][1] for sid in keys if sid in self._items}
+    # --- kept in the store -----------------------------------------------------------------
 
-    def prune(self, keys: Mapping[str, LogKey]) -> None:
-        """Forget the sessions that are no longer in the log (`keys`: all of it)."""
-        for sid in [s for s in self._items if s not in keys]:
-            del self._items[sid]
+    def dump(self, session_id: str) -> str:
+        """One session's fold as JSON (for the store)."""
+        f = self._folds[session_id]
+        return json.dumps(
+            {
+                "v": FOLD_VERSION,
+                "session": f.s.to_record(),
+                "closed": [[sp.state.value, sp.start, sp.end] for sp in f.closed],
+                "open": [f.open[0].value, f.open[1]] if f.open else None,
+                "ticks": [list(t) for t in f.ticks],
+                "tokens": [
+                    [at, [getattr(t, n.name) for n in fields(Tokens)]] for at, t in f.tokens
+                ],
+                "cost": [list(c) for c in f.cost],
+                "last": list(f.last),
+            }
+        )
+
+    def load(self, session_id: str, data: str) -> bool:
+        """Take a kept fold back; False when it is of another version or unreadable."""
+        try:
+            d = json.loads(data)
+            if d.get("v") != FOLD_VERSION:
+                return False
+            f = _Folder(Session.from_record(d["session"]), 0.0)
+            f.closed = [Span(State(a), float(b), float(c)) for a, b, c in d["closed"]]
+            f.open = (State(d["open"][0]), float(d["open"][1])) if d["open"] else None
+            f.ticks = [(float(a), str(b)) for a, b in d["ticks"]]
+            heapq.heapify(f.ticks)
+            f.tokens = [(float(at), Tokens(*t)) for at, t in d["tokens"]]
+            f.cost = [(float(at), float(c)) for at, c in d["cost"]]
+            f.last = (float(d["last"][0]), str(d["last"][1]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            return False
+        self._folds[session_id] = f
+        self._replays.pop(session_id, None)
+        return True
+
+
+FOLD_VERSION = 1
+"""The shape of a kept fold (Ledger.dump); another one is folded again from the log."""
 
 
 # --- totals over a period ----------------------------------------------------------------------

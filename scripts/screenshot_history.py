@@ -21,9 +21,10 @@ from typing import Any, Literal
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.daemon import Daemon  # noqa: E402
+
 from scripts.screenshot import DEFAULT, HOME, WORK, post_hook  # noqa: E402
 from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
-from tests.daemon import Daemon  # noqa: E402
 
 # (session id, cwd, tmux socket or None, pane, first hour, last hour or None, how often it asks)
 CAST: list[tuple[str, str, str | None, str, float, float | None, float]] = [

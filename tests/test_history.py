@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
 from purplemux.history import (
-    ReplayCache,
+    Ledger,
     Span,
     events_from_rows,
     replay,
@@ -215,22 +216,42 @@ def test_rows_from_the_log_round_trip_and_bad_rows_are_skipped() -> None:
     assert replay(SID, [], 1.0).spans == ()
 
 
-def test_the_cache_folds_again_only_what_changed() -> None:
-    cache = ReplayCache()
-    keys = {"a": (3, 10), "b": (2, 12)}
-    assert cache.stale(keys, now=0.0) == ["a", "b"]
-    ra = replay(
-        "a",
-        [ev.Prompt(session_id="a", at=1.0, id="p"), ev.StatusIdle(session_id="a", at=2.0, id="i")],
-        2.0,
-    )
-    rb = replay("b", [ev.Prompt(session_id="b", at=1.0, id="p")], 2.0)
-    assert cache.update(keys, {"a": ra, "b": rb}) == {"a": ra, "b": rb}
-    assert cache.stale(keys, now=2.1) == []
-    assert cache.stale(keys, now=2.0 + IDLE_GRACE) == ["a"]  # its idle grace came due
-    assert cache.stale({**keys, "b": (3, 13)}, now=2.1) == ["b"]
-    cache.prune({"b": (2, 12)})
-    assert cache.stale(keys, now=2.1) == ["a"]
+def test_the_ledger_continues_a_fold_and_equals_a_whole_replay() -> None:
+    events = sorted(hook_events() + hook_events("hooks-question.jsonl"), key=lambda e: (e.at, e.id))
+    events += [replace(e, session_id=SID) for e in working_day()]
+    now = max(e.at for e in events) + 10
+    whole = {
+        sid: replay(sid, [e for e in events if e.session_id == sid], now)
+        for sid in {e.session_id for e in events}
+    }
+    rng = random.Random(5)
+    ledger = Ledger()
+    i = 0
+    while i < len(events):
+        n = rng.randint(1, 9)
+        changed, late = ledger.add(events[i : i + n])
+        assert not late and changed == {e.session_id for e in events[i : i + n]}
+        i += n
+        if rng.random() < 0.3:  # a restart: the folds come back from the store
+            kept = Ledger()
+            for sid in whole:
+                if sid in ledger:
+                    assert kept.load(sid, ledger.dump(sid))
+            ledger = kept
+    assert ledger.replays(now) == whole
+    assert ledger.replays(now, SID) == {SID: whole[SID]}
+
+
+def test_a_late_event_folds_that_session_again() -> None:
+    day = working_day()
+    now = max(e.at for e in day) + 10
+    ledger = Ledger()
+    ledger.add(day[:3] + day[4:])
+    assert ledger.add([day[3]]) == (set(), {SID})
+    ledger.refold(SID, day)
+    assert ledger.replays(now) == {SID: replay(SID, day, now)}
+    assert not Ledger().load(SID, "{not json")
+    assert not Ledger().load(SID, '{"v": 0}')
 
 
 def test_every_kind_can_be_replayed_without_error() -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from datetime import date, datetime
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,19 +12,11 @@ from fastapi.testclient import TestClient
 from purplemux.history import Replay, Span, Summary, Totals
 from purplemux.model import Session, State
 from purplemux.paths import web_dir
-from purplemux.server.app import create_app
+from purplemux.present import LOOKS
 from purplemux.server.history import build_chart, headline, look
-from tests.test_api import post_hook, settings_for
+from tests.support import post_hook
 
 STATES = ("idle", "busy", "needs-input", "review", "unknown")
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        token = (tmp_path / "home" / "token").read_text().strip()
-        c.headers["Authorization"] = f"Bearer {token}"
-        yield c
 
 
 def test_the_page_draws_a_lane_per_session_with_a_mark_per_span(client: TestClient) -> None:
@@ -40,7 +30,11 @@ def test_the_page_draws_a_lane_per_session_with_a_mark_per_span(client: TestClie
     assert "script-src 'self'" in r.headers["content-security-policy"]
     html = r.text
     assert 'data-session-id="p1"' in html
-    marks = re.findall(r'<rect class="mark" data-state="([a-z-]+)" data-from', html)
+    marks = re.findall(
+        r'<rect class="mark" data-state="([a-z-]+)" data-colour="[a-z]+" data-label="[a-z ]+"'
+        r' data-from',
+        html,
+    )
     assert marks == ["idle", "busy", "review"] or marks[-3:] == ["idle", "busy", "review"]
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold" not in html
     assert " style=" not in html and "<style" not in html and "<script>" not in html
@@ -86,9 +80,10 @@ def test_every_state_looks_like_the_dashboard() -> None:
     history_css = (web_dir() / "static" / "history.css").read_text()
     for state in STATES:
         lk = look(state)
-        assert f"{lk.colour}:" in style, state  # a token style.css defines (light and dark)
-        assert f'.mark[data-state="{state}"]' in history_css
-        assert lk.label
+        assert lk.label == LOOKS[State(state)].label  # the one state table's words
+        assert lk.token == LOOKS[State(state)].colour
+        assert f"{lk.colour}:" in style, state  # a variable style.css defines (light and dark)
+        assert f'.mark[data-colour="{lk.token}"]' in history_css
     assert look("needs-input").label == "needs input"
 
 
@@ -102,7 +97,7 @@ def test_chart_clips_to_the_day_and_keeps_short_waits_visible() -> None:
         Span(State.BUSY, lo + 9 * 3600 + 605, lo + 11 * 3600),
     )
     r = Replay(Session(id="c1"), spans)
-    chart = build_chart({"c1": r}, {"c1": {"project": "p"}}, day, now=lo + 3 * 86400)
+    chart = build_chart({"c1": r}, {"c1": Session(id="c1", cwd="/w/p")}, day, now=lo + 3 * 86400)
     assert (chart.start, chart.end) == (lo, lo + 11 * 3600)
     assert not chart.today
     lane = chart.lanes["c1"]

@@ -9,15 +9,13 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from purplemux.cli import main
 from tests.browser.sessions import hook, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 SID = "hist-1"
 TOOL = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
@@ -29,13 +27,6 @@ the hook script stamps the time when it starts, a few milliseconds after we do).
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
 
 
 def get(d: Daemon, path: str) -> tuple[int, Any]:

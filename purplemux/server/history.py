@@ -1,15 +1,15 @@
 """Where the time went: GET /api/sessions/{id}/timeline, GET /api/summary and the /history page.
 
-Everything here is read from the event log, folded again through the state machine
-(purplemux.history); replays are kept between requests and a session is folded again only when
-its log changed. The page is drawn on the server as SVG; /static/history.js makes the open spans
-grow and follows the feed.
+Everything here is read from the event log, folded through the state machine (purplemux.history).
+The folds are kept (in memory and in the store's history_folds): a request reads only the events
+logged since the last one (by seq) and folds them on top, so a restart or "nothing new" folds
+nothing, and a new event folds only itself (a late one: its session's log again). The page is
+drawn on the server as SVG; /static/history.js makes the open spans grow and follows the feed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -23,15 +23,16 @@ from fastapi.responses import HTMLResponse, Response
 from purplemux.history import (
     STATES,
     WAITING,
+    Ledger,
     Replay,
-    ReplayCache,
     Summary,
     events_from_rows,
-    replay,
     summarize,
 )
-from purplemux.model import State
+from purplemux.model import Session, State
 from purplemux.paths import web_dir
+from purplemux.present import look as present_look
+from purplemux.present import present
 from purplemux.server import page
 from purplemux.server.runtime import Runtime, current_runtime, is_authenticated, require_auth
 from purplemux.server.runtime import runtime as runtime_of
@@ -39,8 +40,8 @@ from purplemux.timefmt import duration
 
 router = APIRouter()
 
-CHUNK = 100
-"""Sessions read from the store per call, so a cold fold never holds the store thread long."""
+EVENTS_PER_READ = 20_000
+"""Events read from the store per call, so a cold fold never holds the store thread long."""
 EARLIEST = 946_684_800.0
 """2000-01-01: a `since` before it is a mistake (milliseconds for seconds, a typo)."""
 LATEST = 32_503_680_000.0
@@ -49,68 +50,107 @@ MIN_MARK = 0.004
 """Least width of a wait's mark, as a share of the chart: a 5 s prompt still shows."""
 
 
-# --- the one place that says how a state looks (re-point to the shared state table) ------------
+# --- how a state looks: present.py's table, its colour tokens as the dashboard's CSS variables --
+
+
+CSS_COLOURS: Mapping[str, str] = {
+    "yellow": "--needs",
+    "magenta": "--review",
+    "cyan": "--busy",
+    "grey": "--idle",
+    "white": "--faint",
+}
+"""The CSS variable (style.css, light and dark) of each colour token of purplemux.present.LOOKS;
+history.css colours a mark by its token (`.mark[data-colour=...]`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Look:
-    """How a state is shown: its words, and the CSS token its colour comes from."""
+    """How a state is shown: its words, its colour token, and the CSS variable drawing it."""
 
     state: str
     label: str
+    token: str
     colour: str
 
 
-COLOUR_TOKENS = {
-    "idle": "--idle",
-    "busy": "--busy",
-    "needs-input": "--needs",
-    "review": "--review",
-    "unknown": "--faint",
-}
-
-
-def look(state: str) -> Look:
-    """The label and colour token of a state: the dashboard's, so both pages speak alike."""
-    return Look(state, page.label(state), COLOUR_TOKENS.get(state, "--idle"))
+def look(state: State | str) -> Look:
+    """The label and colour of a state, from the one state table (purplemux.present)."""
+    lk = present_look(state)
+    return Look(State(state).value, lk.label, lk.colour, CSS_COLOURS.get(lk.colour, "--idle"))
 
 
 # --- replays -----------------------------------------------------------------------------------
 
 
-def _fold(rows: Sequence[tuple[str, str]], ids: Sequence[str], now: float) -> dict[str, Replay]:
-    by_session: dict[str, list[dict[str, Any]]] = {sid: [] for sid in ids}
-    for sid, data in rows:
-        try:
-            by_session.setdefault(sid, []).append(json.loads(data))
-        except ValueError:
-            continue
-    return {sid: replay(sid, events_from_rows(r), now) for sid, r in by_session.items()}
+def _add(ledger: Ledger, rows: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[str]]:
+    return ledger.add(events_from_rows(rows))
+
+
+def _dump(ledger: Ledger, ids: set[str]) -> dict[str, str]:
+    return {sid: ledger.dump(sid) for sid in ids if sid in ledger}
+
+
+def _load(ledger: Ledger, kept: Mapping[str, str]) -> set[str]:
+    """Take the kept folds back; the sessions whose fold could not be read."""
+    return {sid for sid, data in kept.items() if not ledger.load(sid, data)}
+
+
+async def sync(rt: Runtime) -> None:
+    """Bring the ledger up to the event log: fold only the events after the last one folded
+    (read by seq: nothing else is read when nothing is new), keep the moved folds in the store.
+    Called with rt.history_lock held."""
+    ledger = rt.history
+    store = rt.store
+    reset = False
+    bad: set[str] = set()
+    if not ledger.loaded:
+        synced, low, kept = await store.call(lambda s: s.load_folds())
+        ledger.synced, ledger.low = synced, low
+        bad = await asyncio.to_thread(_load, ledger, kept)
+        ledger.loaded = True
+    lo, hi = await store.call(lambda s: s.event_bounds())
+    if hi < ledger.synced or (ledger.low and lo > ledger.low):
+        # The log was pruned (retention) or is another one: fold it all again.
+        ledger.reset()
+        ledger.loaded = reset = True
+    if hi == ledger.synced and not bad:
+        return
+    moved: set[str] = set()
+    late: set[str] = set(bad)
+    at = ledger.synced
+    while at < hi:
+        upto = min(hi, at + EVENTS_PER_READ)
+        rows = await store.call(lambda s, a=at, u=upto: s.events_after(a, u))  # type: ignore[misc]
+        changed, stale = await asyncio.to_thread(_add, ledger, rows)
+        moved |= changed
+        late |= stale
+        at = upto
+    for sid in late:
+        log = await store.call(lambda s, i=sid: s.session_log(i, hi))  # type: ignore[misc]
+        await asyncio.to_thread(ledger.refold, sid, events_from_rows(log))
+    ledger.synced, ledger.low = hi, lo
+    folds = await asyncio.to_thread(_dump, ledger, moved | late)
+    await store.call(lambda s: s.save_folds(hi, lo, folds, reset))
 
 
 async def replays(rt: Runtime, now: float, session_id: str | None = None) -> dict[str, Replay]:
-    """Every session's replay (or one session's), folding again only what changed."""
-    cache: ReplayCache = rt.extras.setdefault("history.cache", ReplayCache())
-    lock: asyncio.Lock = rt.extras.setdefault("history.lock", asyncio.Lock())
-    async with lock:
-        keys = await rt.store.call(lambda s: s.history_keys(session_id))
-        stale = cache.stale(keys, now)
-        fresh: dict[str, Replay] = {}
-        for i in range(0, len(stale), CHUNK):
-            chunk = stale[i : i + CHUNK]
-            rows = await rt.store.call(lambda s, c=chunk: s.history_rows(c))  # type: ignore[misc]
-            fresh.update(await asyncio.to_thread(_fold, rows, chunk, now))
-        if session_id is None:
-            cache.prune(keys)
-        return cache.update(keys, fresh)
+    """Every session's replay (or one session's), folding only what is new."""
+    async with rt.history_lock:
+        await sync(rt)
+        return rt.history.replays(now, session_id)
 
 
-def describe(rt: Runtime, rs: Mapping[str, Replay]) -> dict[str, dict[str, Any]]:
-    """Each session's own fields for a summary row: the live record when there is one."""
+def records(rt: Runtime, rs: Mapping[str, Replay]) -> dict[str, Session]:
+    """Each session as it is now: the live record when there is one, else the replay's end."""
+    return {sid: rt.engine.sessions.get(sid) or r.session for sid, r in rs.items()}
+
+
+def describe(sessions: Mapping[str, Session]) -> dict[str, dict[str, Any]]:
+    """Each session's own fields for a summary row."""
     out: dict[str, dict[str, Any]] = {}
-    for sid, r in rs.items():
-        live = rt.engine.sessions.get(sid)
-        s = (live or r.session).to_json()
+    for sid, session in sessions.items():
+        s = session.to_json()
         out[sid] = {k: s.get(k) for k in ("project", "cwd", "tmux", "state", "ended")}
     return out
 
@@ -166,7 +206,7 @@ async def summary(request: Request, rt: Runtime = Depends(current_runtime)) -> d
     since, until = period(request, now)
     rs = await replays(rt, now)
     result = summarize(rs, since, until, now)
-    return {**result.to_json(describe(rt, rs)), "now": now}
+    return {**result.to_json(describe(records(rt, rs))), "now": now}
 
 
 # --- the page ----------------------------------------------------------------------------------
@@ -182,6 +222,10 @@ class Mark:
     start: float
     end: float | None
     title: str
+
+    @property
+    def look(self) -> Look:
+        return look(self.state)
 
 
 @dataclass
@@ -264,7 +308,7 @@ def _when(day: date, today: date) -> str:
 
 
 def build_chart(
-    rs: Mapping[str, Replay], about: Mapping[str, Mapping[str, Any]], day: date, now: float
+    rs: Mapping[str, Replay], about: Mapping[str, Session], day: date, now: float
 ) -> Chart:
     """Lanes for the sessions that lived on `day`, grouped like the dashboard."""
     lo, hi = day_bounds(day)
@@ -274,14 +318,13 @@ def build_chart(
     first, last = hi, lo
     for sid in result.sessions:
         r = rs[sid]
-        info = about.get(sid, {})
-        tmux = info.get("tmux") or {}
+        view = present(about.get(sid) or r.session)
         lane = Lane(
             id=sid,
-            label=str(info.get("project") or sid[:8]),
-            pane=str(tmux.get("pane") or ""),
-            cwd=str(info.get("cwd") or ""),
-            ended=bool(info.get("ended")),
+            label=view.name,
+            pane=view.pane,
+            cwd=view.folder,
+            ended=view.ended,
             waited=result.sessions[sid].waited_on_you_s,
             prompts=result.sessions[sid].prompts,
         )
@@ -302,12 +345,12 @@ def build_chart(
     for lane in lanes.values():
         for m in lane.marks:
             m.x -= start
-            if m.state in ("needs-input", "review"):
+            if State(m.state) in WAITING:
                 m.width = max(m.width, least)
             m.title = _mark_title(m, now)
         # The waits on top, so a short one shows even beside long busy stretches.
-        lane.marks.sort(key=lambda m: m.state in ("needs-input", "review"))
-    sessions = [{"id": sid, **about.get(sid, {})} for sid in lanes]
+        lane.marks.sort(key=lambda m: State(m.state) in WAITING)
+    views = [present(about.get(sid) or rs[sid].session) for sid in lanes]
     return Chart(
         day=day,
         today=day == today,
@@ -316,7 +359,7 @@ def build_chart(
         now=now,
         headline=headline(result, _when(day, today)),
         lanes=lanes,
-        groups=page.group_sessions(sessions),
+        groups=page.group_sessions(views),
         ticks=_ticks(start, end),
         legend=[(look(s), result.total.seconds.get(s, 0.0)) for s in STATES],
     )
@@ -350,7 +393,7 @@ async def history_page(request: Request, day: str | None = None) -> Response:
     now = time.time()
     chosen = parse_day(day, now)
     rs = await replays(rt, now)
-    chart = build_chart(rs, describe(rt, rs), chosen, now)
+    chart = build_chart(rs, records(rt, rs), chosen, now)
     html = (
         page._env(web_dir() / "templates")
         .get_template("history.html")

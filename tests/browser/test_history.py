@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import sign_in
 from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 pytestmark = pytest.mark.browser
 

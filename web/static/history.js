@@ -8,7 +8,7 @@ const TICK_MS = 1000;
 const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 10000;
 const MIN_MARK = 0.004; // least width of a wait's mark, as on the server (a short prompt shows)
-const WAITS = new Set(["needs-input", "review"]);
+const WAITS = new Set(["needs-input", "review"]); // the table's `attention` states
 
 const body = document.body;
 const start = Number(body.dataset.start);
@@ -17,9 +17,9 @@ const end = Number(body.dataset.end);
 const clockOffset = Number(body.dataset.now || 0) ? Number(body.dataset.now) - Date.now() / 1000 : 0;
 const now = () => Date.now() / 1000 + clockOffset;
 
-function title(state, from, to) {
+function title(label, from, to) {
   const until = to === null ? "now" : view.clock(to);
-  return `${view.label(state)} · ${view.duration((to ?? now()) - from)} (${view.clock(from)}–${until})`;
+  return `${label} · ${view.duration((to ?? now()) - from)} (${view.clock(from)}–${until})`;
 }
 
 function setTitle(mark, text) {
@@ -48,7 +48,7 @@ export function grow() {
   for (const mark of document.querySelectorAll(".lane-bar .mark[data-open]")) {
     const from = Number(mark.dataset.from);
     place(mark, from, null);
-    setTitle(mark, title(mark.dataset.state, from, null));
+    setTitle(mark, title(mark.dataset.label, from, null));
   }
 }
 
@@ -64,7 +64,7 @@ export function applySession(s) {
     if (since < Number(open.dataset.from)) return; // an older copy of the session
     delete open.dataset.open;
     place(open, Number(open.dataset.from), since);
-    setTitle(open, title(open.dataset.state, Number(open.dataset.from), since));
+    setTitle(open, title(open.dataset.label, Number(open.dataset.from), since));
   }
   if (s.ended) {
     lane.dataset.ended = "";
@@ -73,12 +73,14 @@ export function applySession(s) {
   const mark = document.createElementNS(SVG, "rect");
   mark.setAttribute("class", "mark");
   mark.dataset.state = s.state;
+  mark.dataset.colour = s.view.colour; // the state table's token (present.py), as the server draws
+  mark.dataset.label = s.view.label;
   mark.dataset.from = String(since);
   mark.dataset.open = "";
   mark.setAttribute("y", "1");
   mark.setAttribute("height", "8");
   place(mark, since, null);
-  setTitle(mark, title(s.state, since, null));
+  setTitle(mark, title(s.view.label, since, null));
   bar.append(mark);
 }
 
