@@ -20,6 +20,7 @@ into needs-input until it was left), and tokens / cost spent in the period when 
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import statistics
@@ -70,6 +71,8 @@ class Replay:
     """(source time, cumulative cost in USD) each time it changed, when sessions carry one."""
     next_tick: float | None = None
     """When an idle-grace TICK after `now` would still move it: the replay is good until then."""
+    index: _Index | None = field(default=None, compare=False, repr=False)
+    """Running sums over the spans, made on the first totals() (a cache, not part of the value)."""
 
 
 def replay(session_id: str, events: Iterable[Event], now: float) -> Replay:
@@ -352,26 +355,69 @@ class Totals:
         }
 
 
+class _Index:
+    """A replay's spans as running sums, so a period's totals take a few binary searches, not a
+    walk over every span (a summary of a thousand long sessions on each request)."""
+
+    __slots__ = ("answers", "cum", "entries", "starts", "times")
+
+    def __init__(self, r: Replay) -> None:
+        self.starts = [sp.start for sp in r.spans]
+        self.cum: dict[State, list[float]] = {st: [0.0] for st in State}
+        self.entries: dict[State, list[float]] = {st: [] for st in WAITING}
+        self.answers: list[float | None] = []
+        """The length of each needs-input span (None while it is open)."""
+        for sp in r.spans:
+            for st, c in self.cum.items():
+                c.append(
+                    c[-1] + (sp.end - sp.start if st is sp.state and sp.end is not None else 0)
+                )
+            if sp.state in self.entries:
+                self.entries[sp.state].append(sp.start)
+            if sp.state is State.NEEDS_INPUT:
+                self.answers.append(sp.end - sp.start if sp.end is not None else None)
+        self.times = ([t for t, _ in r.tokens], [t for t, _ in r.cost])
+
+    def before(self, r: Replay, state: State, t: float, now: float) -> float:
+        """Seconds spent in `state` before `t`."""
+        k = bisect.bisect_right(self.starts, t) - 1
+        if k < 0:
+            return 0.0
+        sp = r.spans[k]
+        part = max(0.0, min(t, sp.until(now)) - sp.start) if sp.state is state else 0.0
+        return self.cum[state][k] + part
+
+
+def _index(r: Replay) -> _Index:
+    idx = r.index
+    if idx is None:
+        idx = _Index(r)
+        object.__setattr__(r, "index", idx)  # a cache of what the frozen replay already says
+    return idx
+
+
 def totals(r: Replay, since: float, until: float, now: float) -> Totals:
     """One session's totals over [since, until), its open span counted up to `now`."""
     out = Totals()
-    for span in r.spans:
-        if span.start >= until:
-            break
-        secs = span.clipped(since, until, now)
+    idx = _index(r)
+    for state in State:
+        secs = idx.before(r, state, until, now) - idx.before(r, state, since, now)
         if secs > 0:
-            out.seconds[span.state.value] += secs
-        if since <= span.start < until:
-            if span.state is State.NEEDS_INPUT:
-                out.prompts += 1
-                if span.end is not None:
-                    out.answers.append(span.end - span.start)
-            elif span.state is State.REVIEW:
-                out.reviews += 1
+            out.seconds[state.value] += secs
+    needs = idx.entries[State.NEEDS_INPUT]
+    a, b = bisect.bisect_left(needs, since), bisect.bisect_left(needs, until)
+    out.prompts = b - a
+    out.answers = [x for x in idx.answers[a:b] if x is not None]
+    review = idx.entries[State.REVIEW]
+    out.reviews = bisect.bisect_left(review, until) - bisect.bisect_left(review, since)
     if r.tokens:
-        out.tokens = _sub_tokens(_at(r.tokens, until, Tokens()), _at(r.tokens, since, Tokens()))
+        tt = idx.times[0]
+        out.tokens = _sub_tokens(
+            _at(r.tokens, tt, until, Tokens()), _at(r.tokens, tt, since, Tokens())
+        )
     if r.cost:
-        out.cost_usd = max(0.0, _at(r.cost, until, 0.0) - _at(r.cost, since, 0.0))
+        ct = idx.times[1]
+        out.cost_usd = max(0.0, _at(r.cost, ct, until, 0.0) - _at(r.cost, ct, since, 0.0))
     return out
 
 
@@ -413,14 +459,10 @@ def summarize(replays: Mapping[str, Replay], since: float, until: float, now: fl
     return Summary(since, until, total, per)
 
 
-def _at(series: Sequence[tuple[float, Any]], at: float, default: Any) -> Any:
-    """The last value in a time series at or before `at`."""
-    value = default
-    for when, v in series:
-        if when > at:
-            break
-        value = v
-    return value
+def _at(series: Sequence[tuple[float, Any]], times: list[float], at: float, default: Any) -> Any:
+    """The last value in a time series at or before `at` (`times`: the series' times)."""
+    k = bisect.bisect_right(times, at)
+    return series[k - 1][1] if k else default
 
 
 def _add_tokens(a: Tokens, b: Tokens) -> Tokens:
