@@ -100,6 +100,7 @@ class Result:
     store: Stats
     timeline: Stats
     http_cold: float = float("nan")
+    http_restart: float = float("nan")
     http_warm: Stats | None = None
     http_one_changed: Stats | None = None
     http_timeline: Stats | None = None
@@ -195,6 +196,11 @@ def _over_http(
 
         result.http_one_changed = _times(one_changed, max(runs, 5))
         result.http_timeline = _times(lambda: api(d, f"/api/sessions/{probe}/timeline"), 20)
+        d.stop()
+        d.start()  # the folds were kept in the store: a restart folds nothing again
+        t0 = time.perf_counter()
+        api(d, path, timeout=600)
+        result.http_restart = time.perf_counter() - t0
     finally:
         d.stop()
 
@@ -226,6 +232,7 @@ def report(r: Result) -> list[str]:
     if r.http_warm and r.http_one_changed and r.http_timeline:
         lines += [
             f"GET /api/summary, first (cold)      {r.http_cold:7.3f} s",
+            f"GET /api/summary, first after restart {r.http_restart:5.3f} s",
             f"GET /api/summary, nothing changed   median {r.http_warm.median * 1000:7.1f} ms",
             f"GET /api/summary, one session new   median "
             f"{r.http_one_changed.median * 1000:7.1f} ms (incl. the POST)",

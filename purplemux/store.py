@@ -178,8 +178,11 @@ class Store:
         return [json.loads(r[0]) for r in rows]
 
     def event_bounds(self) -> tuple[int, int]:
-        """(lowest, highest) seq in the event log, (0, 0) when it is empty (both O(1))."""
-        lo, hi = self.db.execute("SELECT min(seq), max(seq) FROM events").fetchone()
+        """(lowest, highest) seq in the event log, (0, 0) when it is empty (both O(1): SQLite
+        reads a lone min() or max() off the key, while `SELECT min(seq), max(seq)` scans)."""
+        lo, hi = self.db.execute(
+            "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)"
+        ).fetchone()
         return int(lo or 0), int(hi or 0)
 
     def events_after(self, seq: int, upto: int) -> list[dict[str, Any]]:
