@@ -45,6 +45,7 @@ bench: test-deps
 
 screenshot: test-deps
 	$(BIN)/python scripts/screenshot.py
+	$(BIN)/python scripts/screenshot_history.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

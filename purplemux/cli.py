@@ -102,6 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="colour the badge with tmux #[fg=...] markup",
     )
 
+    report = sub.add_parser("report", help="where the time went: waits, prompts, answer times")
+    report.add_argument(
+        "--since",
+        default="today",
+        help="today (default: since local midnight), yesterday, YYYY-MM-DD[THH:MM], "
+        "a unix time, or an age such as 8h, 7d",
+    )
+    report.add_argument("--until", help="the end of the period, same forms (default: now)")
+    report.add_argument("--json", action="store_true", help="print the summary's JSON")
+
     sub.add_parser("doctor", help="check every part and say what to fix")
 
     service = sub.add_parser("service", help="run the daemon at login (systemd or launchd)")
@@ -537,6 +547,33 @@ def cmd_tmux_status(args: argparse.Namespace, settings: Settings, out: TextIO) -
     return 0
 
 
+def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from urllib.parse import urlencode
+
+    from purplemux.client import Client
+    from purplemux.report import parse_when, render_report
+
+    now = time.time()
+    try:
+        query = {"since": parse_when(args.since, now)}
+        if args.until:
+            query["until"] = parse_when(args.until, now)
+    except ValueError as exc:
+        print(f"purplemux: {exc}", file=sys.stderr)
+        return 2
+    data = Client(settings, timeout=60).request("GET", "/api/summary?" + urlencode(query))
+    if args.json:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+        return 0
+    from purplemux.present import LOOKS
+
+    # Each state's terminal colour, from its token in the one state table.
+    colours = {state.value: TERMINAL_COLOURS.get(lk.colour, "") for state, lk in LOOKS.items()}
+    out.write(render_report(data, colours if out.isatty() else None))
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux import doctor
 
@@ -588,6 +625,7 @@ COMMANDS = {
     "answer": cmd_answer,
     "jump": cmd_jump,
     "tmux-status": cmd_tmux_status,
+    "report": cmd_report,
     "doctor": cmd_doctor,
     "service": cmd_service,
 }

@@ -214,6 +214,12 @@ GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
 
 def _update_fields(s: Session, e: Event) -> Session:
     """Facts an event carries, whatever the state does."""
+    changes = _field_changes(s, e)
+    return replace(s, **changes) if changes else s
+
+
+def _field_changes(s: Session, e: Event) -> dict[str, Any]:
+    """The fields `_update_fields` sets, as a dict (step applies them in one replace)."""
     changes: dict[str, Any] = {}
     if e.cwd and e.cwd != s.cwd:
         changes["cwd"] = e.cwd
@@ -300,49 +306,70 @@ def _update_fields(s: Session, e: Event) -> Session:
         changes["superseded"] = False  # the same session runs again (resumed)
     if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle) and e.pid:
         changes["pid"] = e.pid
-    return replace(s, **changes) if changes else s
+    return changes
 
 
 def _on_state_change(s: Session, old: State, at: float) -> Session:
     """Fields that belong to a state are cleared when the state is left."""
+    return replace(s, **_state_change_changes(old, s.state, at))
+
+
+def _state_change_changes(old: State, new: State, at: float) -> dict[str, Any]:
+    """The fields `_on_state_change` sets on entering `new` from `old`."""
     changes: dict[str, Any] = {"state_since": at, "idle_armed_at": None}
     if old is State.NEEDS_INPUT:
         changes["pending_tool"] = None
         changes["waiting_for"] = None
-    if s.state is State.IDLE:
+    if new is State.IDLE:
         changes["current_tool"] = None
-    if s.state is not State.NEEDS_INPUT:
+    if new is not State.NEEDS_INPUT:
         changes["waiting_for"] = None
-    return replace(s, **changes)
+    return changes
+
+
+def _differs(s: Session, changes: Mapping[str, Any]) -> bool:
+    """Whether applying `changes` to `s` gives a session unequal to it (dataclass equality)."""
+    for name, value in changes.items():
+        old = getattr(s, name)
+        if old is not value and old != value:
+            return True
+    return False
 
 
 # --- step --------------------------------------------------------------------------------------
 
 
 def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
-    """Apply one event; return the new session and the effects to run."""
+    """Apply one event; return the new session and the effects to run.
+
+    Every change is gathered in one dict and applied with one `replace` (a replace copies every
+    field, and a replay folds many thousands of events)."""
     rule = TABLE[e.kind][s.state]
     allowed = rule.to is not None and (rule.guard is None or GUARDS[rule.guard](s, e))
-    new = _update_fields(s, e)
+    changes = _field_changes(s, e)
     effects: list[Effect] = []
     if e.kind is Kind.STATUS_IDLE and s.state in (State.BUSY, State.NEEDS_INPUT, State.UNKNOWN):
-        new = replace(new, idle_armed_at=e.at)
+        changes["idle_armed_at"] = e.at
         effects.append(ScheduleTick(e.at + IDLE_GRACE))
     elif e.kind in (Kind.PROMPT, Kind.STATUS_BUSY, Kind.STATUS_WAITING, Kind.TOOL_START):
-        new = replace(new, idle_armed_at=None)
-    if allowed and rule.to is not None and rule.to is not s.state:
-        new = _on_state_change(replace(new, state=rule.to), s.state, e.at)
+        changes["idle_armed_at"] = None
+    moved = allowed and rule.to is not None and rule.to is not s.state
+    if moved and rule.to is not None:
+        changes["state"] = rule.to
+        changes.update(_state_change_changes(s.state, rule.to, e.at))
         if rule.to in ATTENTION_STATES:
             effects.append(Notify(rule.to, e.at))
-    if e.kind not in (Kind.TICK,) or new != s:
-        new = replace(new, last_event=LastEvent(e.label, e.at), updated_at=max(s.updated_at, e.at))
-    if e.kind is Kind.TICK and new.state is s.state:
-        new = replace(new, last_event=s.last_event, updated_at=s.updated_at)
+    # A TICK that leaves the state alone leaves the last event and the update time alone too.
+    if e.kind is not Kind.TICK or moved:
+        changes["last_event"] = LastEvent(e.label, e.at)
+        changes["updated_at"] = max(s.updated_at, e.at)
+    changed = _differs(s, changes)
+    new = replace(s, **changes) if changed else s
     if new.transcript_path and new.transcript_path != s.transcript_path and not new.ended:
         effects.append(Watch(new.transcript_path))
     if new.ended and not s.ended:
         effects.append(Unwatch())
-    if new != s:
+    if changed:
         effects = [Persist(), Broadcast(), *effects]
     return new, effects
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
+from purplemux.history import Ledger
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
@@ -27,6 +28,9 @@ class Runtime:
     vapid: VapidKeys | None = None
     desk: Desk = field(default_factory=Desk)
     """The prompt desk: when each dialog was first seen, one answer at a time per pane."""
+    history: Ledger = field(default_factory=Ledger)
+    """Every session's history fold, continued as events come (purplemux.server.history)."""
+    history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __post_init__(self) -> None:
         self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")

@@ -16,7 +16,7 @@ from purplemux.model import Session
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -41,6 +41,19 @@ MIGRATIONS: dict[int, str] = {
         endpoint TEXT PRIMARY KEY,
         data TEXT NOT NULL,
         created_at REAL NOT NULL
+    );
+    """,
+    # purplemux.history's folds, kept so a restart or "nothing new" folds nothing again: each
+    # session's fold covers its events up to history_meta.synced (the log's seq).
+    2: """
+    CREATE TABLE history_folds (
+        session_id TEXT PRIMARY KEY,
+        fold TEXT NOT NULL
+    );
+    CREATE TABLE history_meta (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        synced INTEGER NOT NULL,
+        low INTEGER NOT NULL
     );
     """,
 }
@@ -163,6 +176,53 @@ class Store:
             (session_id, limit),
         ).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+    def event_bounds(self) -> tuple[int, int]:
+        """(lowest, highest) seq in the event log, (0, 0) when it is empty (both O(1): SQLite
+        reads a lone min() or max() off the key, while `SELECT min(seq), max(seq)` scans)."""
+        lo, hi = self.db.execute(
+            "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)"
+        ).fetchone()
+        return int(lo or 0), int(hi or 0)
+
+    def events_after(self, seq: int, upto: int) -> list[dict[str, Any]]:
+        """The logged events with seq in (seq, upto], as Event.to_json: what a fold adds."""
+        rows = self.db.execute(
+            "SELECT data FROM events WHERE seq > ? AND seq <= ? ORDER BY seq", (seq, upto)
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def session_log(self, session_id: str, upto: int) -> list[dict[str, Any]]:
+        """One session's whole log up to seq `upto` (a late event folds it again)."""
+        rows = self.db.execute(
+            "SELECT data FROM events WHERE session_id = ? AND seq <= ?", (session_id, upto)
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def load_folds(self) -> tuple[int, int, dict[str, str]]:
+        """The kept history folds: (synced seq, lowest seq then, {session id: fold JSON})."""
+        meta = self.db.execute("SELECT synced, low FROM history_meta WHERE id = 1").fetchone()
+        if meta is None:
+            return 0, 0, {}
+        rows = self.db.execute("SELECT session_id, fold FROM history_folds")
+        return int(meta[0]), int(meta[1]), {str(r[0]): str(r[1]) for r in rows}
+
+    def save_folds(self, synced: int, low: int, folds: dict[str, str], reset: bool) -> None:
+        """Keep these folds (all of them when `reset`) as of seq `synced`, in one transaction."""
+        with self.db:
+            self.db.execute("BEGIN")
+            if reset:
+                self.db.execute("DELETE FROM history_folds")
+            self.db.executemany(
+                "INSERT INTO history_folds (session_id, fold) VALUES (?, ?)"
+                " ON CONFLICT(session_id) DO UPDATE SET fold=excluded.fold",
+                list(folds.items()),
+            )
+            self.db.execute(
+                "INSERT INTO history_meta (id, synced, low) VALUES (1, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET synced=excluded.synced, low=excluded.low",
+                (synced, low),
+            )
 
     def count_events(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM events").fetchone()[0])

@@ -20,6 +20,7 @@ SECTIONS = (
     "4. Scale",
     "5. Transcript tail",
     "6. Real CLI signal latencies (end-to-end tier)",
+    "9. History: timelines and the day's summary",
 )
 NUMBER = re.compile(r"\d+\.\d+|\d{2,}")
 

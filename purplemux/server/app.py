@@ -22,7 +22,7 @@ from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import Part, Supervisor
 from purplemux.paths import web_dir
 from purplemux.runtime import Runtime
-from purplemux.server import act, api, notifications, page, stream
+from purplemux.server import act, api, history, notifications, page, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
@@ -80,6 +80,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     app.include_router(act.router)
     app.include_router(stream.router)
     app.include_router(page.router)
+    app.include_router(history.router)
     app.include_router(notifications.router)
     app.add_middleware(SecurityMiddleware)
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")

@@ -1,0 +1,133 @@
+"""`purplemux report`: GET /api/summary as a table (pure formatting; the CLI fetches it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from purplemux.timefmt import duration
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_AGO = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+STATES = ("busy", "needs-input", "review", "idle", "unknown")
+BOLD, RESET = "\033[1m", "\033[0m"
+
+
+def clean(text: object) -> str:
+    """Session text as one safe line: control characters (escapes, newlines, bidi) removed."""
+    return _CONTROL.sub("", str(text))
+
+
+def parse_when(text: str, now: float) -> float:
+    """A point in time: today, yesterday, YYYY-MM-DD[THH:MM], a unix time, or an age (90m, 8h,
+    7d: that long ago). ValueError says what is accepted."""
+    raw = text.strip().lower()
+    midnight = datetime.combine(datetime.fromtimestamp(now).date(), datetime.min.time())
+    if raw in ("today", ""):
+        return midnight.timestamp()
+    if raw == "yesterday":
+        return (midnight - timedelta(days=1)).timestamp()
+    if raw == "now":
+        return now
+    ago = _AGO.match(raw)
+    if ago:
+        return now - float(ago.group(1)) * _UNITS[ago.group(2)]
+    try:
+        return float(raw) if raw.replace(".", "", 1).isdigit() else _iso(raw)
+    except ValueError:
+        raise ValueError(
+            f"cannot read {text!r} as a time: use today, yesterday, YYYY-MM-DD, "
+            "YYYY-MM-DDTHH:MM, a unix time, or an age such as 90m, 8h, 7d"
+        ) from None
+
+
+def _iso(raw: str) -> float:
+    if len(raw) == 10:
+        return datetime.combine(date.fromisoformat(raw), datetime.min.time()).timestamp()
+    return datetime.fromisoformat(raw.replace(" ", "T")).timestamp()
+
+
+def headline(totals: Mapping[str, Any]) -> str:
+    """ "Claude waited on you 1h 12m — 14 prompts, median answer 38s"."""
+    text = f"Claude waited on you {duration(float(totals.get('waited_on_you_s') or 0))}"
+    n = int(totals.get("prompts") or 0)
+    if not n:
+        return text + " — no prompts"
+    text += f" — {n} prompt{'s' if n != 1 else ''}"
+    median = totals.get("answer_median_s")
+    return text + (f", median answer {duration(float(median))}" if median is not None else "")
+
+
+def _tokens(t: Mapping[str, Any] | None) -> str:
+    if not t:
+        return "-"
+    total = int(t.get("total") or 0)
+    if total >= 1_000_000:
+        return f"{total / 1_000_000:.1f}M"
+    if total >= 1000:
+        return f"{total / 1000:.1f}k"
+    return str(total)
+
+
+def _cost(c: object) -> str:
+    return f"${float(c):.2f}" if isinstance(c, int | float) else "-"
+
+
+def _secs(x: object) -> str:
+    value = float(x or 0)  # type: ignore[arg-type]
+    return duration(value) if value else "-"
+
+
+def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = None) -> str:
+    """The summary as a headline and a table; `colours` (state -> escape) only on a terminal."""
+    since = datetime.fromtimestamp(float(data["since"])).strftime("%Y-%m-%d %H:%M")
+    until = datetime.fromtimestamp(float(data["until"])).strftime("%Y-%m-%d %H:%M")
+    totals = data["totals"]
+    lines = [f"{since} → {until}", headline(totals), ""]
+    sessions = data.get("sessions") or []
+    if not sessions:
+        return "\n".join([*lines[:2], "no sessions in this period"]) + "\n"
+    head = ["SESSION", "PANE", "WAITED", "PROMPTS", "MEDIAN", *(s.upper() for s in STATES)]
+    head += ["TOKENS", "COST", "ID"]
+    rows: list[list[str]] = []
+    total_row = {**totals, "id": "", "project": "total", "tmux": None}
+    for s in [*sessions, total_row]:
+        pane = (s.get("tmux") or {}).get("pane") or "-"
+        median = s.get("answer_median_s")
+        rows.append(
+            [
+                clean(s.get("project") or str(s["id"])[:8])[:32],
+                clean(pane)[:8],
+                _secs(s.get("waited_on_you_s")),
+                str(s.get("prompts") or 0),
+                duration(float(median)) if median is not None else "-",
+                *(_secs((s.get("seconds") or {}).get(state)) for state in STATES),
+                _tokens(s.get("tokens")),
+                _cost(s.get("cost_usd")),
+                clean(s["id"])[:8],
+            ]
+        )
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    numeric = set(range(2, len(head) - 1))
+
+    def fmt(row: list[str], n: int) -> str:
+        cells = [
+            c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(row)
+        ]
+        if colours:
+            if n == 0:
+                cells = [f"{BOLD}{c}{RESET}" for c in cells]
+            else:
+                for i, state in enumerate(STATES, start=5):
+                    if row[i] != "-" and state in colours:
+                        cells[i] = f"{colours[state]}{cells[i]}{RESET}"
+                if n == len(rows):
+                    cells[0] = f"{BOLD}{cells[0]}{RESET}"
+        return "  ".join(cells).rstrip()
+
+    lines.append(fmt(head, 0))
+    lines += [fmt(r, n) for n, r in enumerate(rows, start=1)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,137 @@
+"""Regenerate docs/history.png: a real daemon, a working day of sessions, /history in Chromium.
+
+The day is made through POST /api/hooks with the hook script's headers, stamped in the past
+(seeded, so it looks the same each time): today from 08:30 when it is past 11:00, else yesterday.
+
+Usage: .venv/bin/python scripts/screenshot_history.py [--out docs/history.png] [--width 1280]
+       [--dark] [--phone PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.daemon import Daemon  # noqa: E402
+
+from scripts.screenshot import DEFAULT, HOME, WORK, post_hook  # noqa: E402
+from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
+
+# (session id, cwd, tmux socket or None, pane, first hour, last hour or None, how often it asks)
+CAST: list[tuple[str, str, str | None, str, float, float | None, float]] = [
+    ("d-pmx", f"{HOME}/purplemux", DEFAULT, "%0", 8.5, None, 0.35),
+    ("d-api", f"{HOME}/api-server", DEFAULT, "%1", 8.8, None, 0.5),
+    ("d-infra", f"{HOME}/infra", DEFAULT, "%2", 9.5, 12.2, 0.6),
+    ("d-web", f"{HOME}/web-frontend", WORK, "%4", 9.0, None, 0.25),
+    ("d-mobile", f"{HOME}/mobile-app", WORK, "%5", 10.2, None, 0.45),
+    ("d-notes", "/home/dev/notes", None, "", 8.6, None, 0.2),
+]
+BASH = {"command": "pytest -q && git push"}
+
+
+def day_start(now: float) -> float:
+    today = datetime.fromtimestamp(now)
+    day = today.date() if today.hour >= 11 else today.date() - timedelta(days=1)
+    return datetime.combine(day, datetime.min.time()).timestamp()
+
+
+def seed(d: Daemon, now: float) -> str:
+    """Post a day of work for every session; return the day (YYYY-MM-DD)."""
+    rng = random.Random(17)
+    base = day_start(now)
+    horizon = min(now - 20, base + 18.5 * 3600)
+    n = 0
+    for sid, cwd, socket, pane, first, last, asks in CAST:
+        end = min(horizon, base + last * 3600) if last else horizon
+        t = base + first * 3600 + rng.uniform(0, 600)
+
+        where = (sid, cwd, pane, socket)
+
+        def send(name: str, at: float, where: tuple[Any, ...] = where, **fields: Any) -> None:
+            nonlocal n
+            n += 1
+            sid, cwd, pane, socket = where
+            payload = {"session_id": sid, "hook_event_name": name, "cwd": cwd, **fields}
+            post_hook(d, 10_000 + n, at, pane, socket, payload)
+
+        send("SessionStart", t, source="startup")
+        t += rng.uniform(60, 900)
+        k = 0
+        while t < end - 120:
+            send("UserPromptSubmit", t, prompt="next step")
+            t += rng.uniform(120, 1500)
+            if rng.random() < asks and t < end:
+                k += 1
+                tool = {"tool_name": "Bash", "tool_input": BASH, "tool_use_id": f"{sid}-{k}"}
+                send("PreToolUse", t, **tool)
+                send("PermissionRequest", t + 0.5, tool_name="Bash", tool_input=BASH)
+                t += rng.choice([10, 25, 45, 120, 400]) * rng.uniform(0.7, 1.3)
+                if t >= end:
+                    break
+                send("PostToolUse", t, tool_response={}, **tool)
+                t += rng.uniform(120, 1500)
+            if t >= end:
+                break
+            send("Stop", t, last_assistant_message="Done.")
+            # The review waits until it is read: a minute, or a meeting.
+            t += rng.choice([15, 30, 60, 180, 600, 1500]) * rng.uniform(0.6, 1.4)
+        if last:
+            send("SessionEnd", min(t, end), reason="prompt_input_exit")
+    return datetime.fromtimestamp(base).date().isoformat()
+
+
+def shoot(d: Daemon, day: str, out: Path, width: int, dark: bool, phone: Path | None) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            scheme: Literal["dark", "light"] = "dark" if dark else "light"
+            sizes = [(out, width, 700, 1)] + ([(phone, 390, 844, 2)] if phone else [])
+            for path, w, h, scale in sizes:
+                context = browser.new_context(
+                    viewport={"width": w, "height": h},
+                    device_scale_factor=scale,
+                    color_scheme=scheme,
+                    reduced_motion="reduce",
+                )
+                page = context.new_page()
+                page.goto(f"{d.url}/?token={d.token}")
+                page.goto(f"{d.url}/history?day={day}")
+                expect(page.locator(".lane")).to_have_count(len(CAST))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(path), full_page=True)
+                context.close()
+                print(f"wrote {path}")
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "history.png")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--dark", action="store_true", help="prefers-color-scheme: dark")
+    parser.add_argument("--phone", type=Path, help="also save a phone-sized screenshot here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="purplemux-shot-") as tmp:
+        d = Daemon(home=Path(tmp) / "home", claude_dir=Path(tmp) / "claude").start()
+        try:
+            day = seed(d, time.time())
+            shoot(d, day, args.out, args.width, args.dark, args.phone)
+        finally:
+            d.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
