@@ -80,6 +80,9 @@ class Settings:
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
+            poll_interval=_float(
+                env.get("PURPLEMUX_POLL_INTERVAL"), 3.0, "PURPLEMUX_POLL_INTERVAL"
+            ),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
 
