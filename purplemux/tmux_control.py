@@ -86,8 +86,12 @@ class ControlClient:
             self._kick.clear()
             if await self._session():
                 pause = RETRY_FIRST  # it was attached until now: look again soon
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), pause)
+            # (call_later, not wait_for: on 3.11 wait_for can swallow our cancellation)
+            timer = asyncio.get_running_loop().call_later(pause, self._kick.set)
+            try:
+                await self._kick.wait()
+            finally:
+                timer.cancel()
             pause = min(pause * 2, RETRY_MAX)
 
     async def _session(self) -> bool:
@@ -184,7 +188,7 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.shield(proc.wait())
+            await asyncio.shield(asyncio.wait_for(proc.wait(), 2))
 
 
 class TmuxControl:

@@ -195,16 +195,37 @@ def _known(rt: Runtime) -> dict[str, Known]:
 
 
 async def recovery(rt: Runtime) -> None:
-    """Resolve `unknown` sessions from the file, the transcript tail and the process."""
-    await asyncio.sleep(RECOVERY_GRACE)
-    while True:
-        files = {sf.session_id: sf for sf in rt.session_files.known().values()}
-        for session in list(rt.engine.sessions.values()):
-            if session.state is State.UNKNOWN and not session.ended:
+    """Resolve `unknown` sessions from the file, the transcript tail and the process.
+
+    Re-judged every RECOVERY_EVERY while any is unknown; otherwise asleep until one is."""
+    someone = asyncio.Event()
+
+    def on_change(session: Session) -> None:
+        if session.state is State.UNKNOWN and not session.ended:
+            someone.set()
+
+    rt.engine.on_change.append(on_change)
+    try:
+        await asyncio.sleep(RECOVERY_GRACE)
+        while True:
+            someone.clear()
+            files = {sf.session_id: sf for sf in rt.session_files.known().values()}
+            unknown = [
+                s
+                for s in list(rt.engine.sessions.values())
+                if s.state is State.UNKNOWN and not s.ended
+            ]
+            for session in unknown:
                 event = await asyncio.to_thread(judge, session, files.get(session.id), time.time())
                 if event is not None:
                     rt.engine.post(event, live=False)
-        await asyncio.sleep(RECOVERY_EVERY)
+            if unknown:
+                await asyncio.sleep(RECOVERY_EVERY)
+            else:
+                await someone.wait()
+    finally:
+        with contextlib.suppress(ValueError):
+            rt.engine.on_change.remove(on_change)
 
 
 def judge(session: Session, sf: SessionFile | None, now: float) -> Event | None:
