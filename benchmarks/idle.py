@@ -10,8 +10,8 @@ scale benchmark's generator) is followed by a daemon from each tree in turn, int
   each changes the state and the pane's mark) for sessions with a pane on the world's tmux
   server, and for sessions without one; daemon + children CPU per event.
 
-The baseline is another checkout of purplemux (`--baseline DIR`, e.g. made with
-`git archive <ref> | tar -x -C DIR`): each daemon runs with its tree first on sys.path.
+The baseline is another checkout of purplemux (`--baseline DIR`, or `--baseline-ref REF`
+exported with `git archive`): each daemon runs with its tree first on sys.path.
 """
 
 from __future__ import annotations
@@ -26,15 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil  # type: ignore[import-untyped]
+import psutil
+import scale
+from common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import scale
-from benchmarks.common import Stats, api, bench_daemon, cache_root, tempdir
-from tests.support import Daemon, wait_for
-
-REPO = Path(__file__).resolve().parents[1]
+BASELINE_REF = "2242df0"
+"""The commit before issue 14 (file watchers on watchfiles, a /proc walk every 3 s, a tmux
+process per pane mark): what `make bench` compares this tree with."""
 WORLD = scale.ScaleSize(
     session_files=40,
     live_in_panes=20,
@@ -190,14 +188,27 @@ def run(
     return results
 
 
+def export(ref: str, into: Path) -> Path:
+    """The tree of a git ref (e.g. the commit before a change), for a baseline daemon."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--baseline", type=Path, required=True, help="a baseline checkout")
+    parser.add_argument("--baseline", type=Path, help="a baseline checkout")
+    parser.add_argument("--baseline-ref", default=BASELINE_REF, help="or a git ref to export")
     parser.add_argument("--idle", type=float, default=20.0, help="idle seconds per start")
     parser.add_argument("--events", type=int, default=400)
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
-    res = run(args.baseline.resolve(), idle=args.idle, events=args.events, runs=args.runs)
+    with tempdir("pmx-baseline-") as tmp:
+        base = args.baseline or export(args.baseline_ref, Path(tmp))
+        res = run(base.resolve(), idle=args.idle, events=args.events, runs=args.runs)
     for label, r in res.items():
         idle = Stats.of([x * 100 for x in r.idle_cpu])
         pane = Stats.of(r.us_per_event_pane)
