@@ -30,6 +30,7 @@ from typing import Any
 import common
 import history
 import hook_latency
+import idle
 import ingest
 import scale
 import tail
@@ -74,6 +75,9 @@ class Sizes:
     soak_sessions: int = 20
     history_sessions: int = 1000
     history_events: int = 200
+    idle_seconds: float = 30.0
+    idle_events: int = 1000
+    idle_runs: int = 3
 
 
 FULL = Sizes(
@@ -105,6 +109,9 @@ QUICK = Sizes(
     soak_sessions=3,
     history_sessions=20,
     history_events=50,
+    idle_seconds=3.0,
+    idle_events=40,
+    idle_runs=1,
 )
 
 
@@ -666,6 +673,81 @@ def section_tail(root: Path, sizes: Sizes, cache: Path) -> Section:
     return sec
 
 
+# --- 10. the daemon's own cost, side by side with the baseline -----------------------------------
+
+
+def section_idle(root: Path, sizes: Sizes) -> Section:
+    world = idle.WORLD if sizes is FULL else scale.QUICK
+    base = idle.export(idle.BASELINE_REF, root / "baseline-tree")
+    res = idle.run(
+        base,
+        world_size=world,
+        idle=sizes.idle_seconds,
+        events=sizes.idle_events,
+        runs=sizes.idle_runs,
+    )
+    sec = Section("10. The daemon's own cost: idle, and per event with a tmux pane")
+    rows: list[list[object]] = []
+    figures: dict[str, tuple[float, float, float]] = {}
+    for label, r in res.items():
+        cpu = Stats.of([x * 100 for x in r.idle_cpu])
+        pane, plain = Stats.of(r.us_per_event_pane), Stats.of(r.us_per_event_nopane)
+        figures[label] = (cpu.median, pane.median, plain.median)
+        rows.append(
+            [
+                f"baseline ({idle.BASELINE_REF})" if label == "baseline" else "this tree",
+                f"{cpu.min:.2f} / {cpu.median:.2f} / {cpu.max:.2f}",
+                f"{pane.median:,.0f}",
+                f"{plain.median:,.0f}",
+                f"{pane.median / plain.median:.2f}×",
+            ]
+        )
+    sec.lines += [
+        f"A world of {world.transcripts} transcripts, {world.live_in_panes} live sessions in "
+        f"real tmux panes and {world.live_outside} outside tmux, followed in turn by a daemon "
+        f"from this tree and one from the baseline commit ({idle.BASELINE_REF}: watchfiles "
+        "waking every 10 ms, a process-table walk and `tmux list-panes` every 3 s, a "
+        "`tmux set-option` process per pane mark), interleaved, "
+        f"{sizes.idle_runs} start(s) each. Idle CPU: the daemon and its children (running or "
+        f"reaped) over {sizes.idle_seconds:.0f} s, from 3 s after every session is listed, "
+        f"alive and in its pane. Per event: {sizes.idle_events} hook POSTs one at a time "
+        "(UserPromptSubmit and Stop alternating: each changes the state and the pane mark), to "
+        "sessions with a pane on the world's tmux server, then to sessions without one.",
+        "",
+        *table(
+            [
+                "daemon",
+                "idle CPU, % of a core (min / median / max)",
+                "CPU per event with a pane, µs",
+                "without, µs",
+                "ratio",
+            ],
+            rows,
+        ),
+    ]
+    cpu, pane, plain = figures["this"]
+    b_cpu, b_pane, b_plain = figures["baseline"]
+    ratio = pane / plain
+    sec.summary += [
+        [
+            "10",
+            f"CPU while nothing happens ({world.transcripts} transcripts, "
+            f"{world.live_in_panes} sessions in tmux panes)",
+            f"{cpu:.2f} % of a core (baseline {b_cpu:.2f} %)",
+            "≤ 0.2 %",
+            verdict(cpu <= 0.2),
+        ],
+        [
+            "10",
+            "daemon CPU per event, session with a tmux pane vs without",
+            f"{ratio:.2f}× ({pane:,.0f} vs {plain:,.0f} µs; baseline {b_pane / b_plain:.2f}×)",
+            "≤ 1.5×",
+            verdict(ratio <= 1.5),
+        ],
+    ]
+    return sec
+
+
 # --- 6. end-to-end latencies -------------------------------------------------------------------
 
 
@@ -843,7 +925,7 @@ def section_soak(sizes: Sizes) -> Section:
 
 
 def section_history(root: Path, sizes: Sizes) -> Section:
-    """8. Timelines and the day's summary, folded again from the event log."""
+    """9. Timelines and the day's summary, folded again from the event log."""
     r = history.run(root, sizes.history_sessions, sizes.history_events, runs=1)
     n = r.sessions * r.events
     warm = r.http_warm.median if r.http_warm else math.nan
@@ -1049,7 +1131,7 @@ def section_answer(sizes: Sizes) -> Section:
     return sec
 
 
-SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak", "answer", "history")
+SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak", "answer", "history", "idle")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1082,6 +1164,7 @@ def main(argv: list[str] | None = None) -> int:
             "soak": lambda: section_soak(sizes),
             "answer": lambda: section_answer(sizes),
             "history": lambda: section_history(root, sizes),
+            "idle": lambda: section_idle(root, sizes),
         }
         for key in SECTIONS:
             if key not in wanted:

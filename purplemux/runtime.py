@@ -13,6 +13,7 @@ from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
 from purplemux.store import AsyncStore
+from purplemux.tmux_control import TmuxControl
 
 
 @dataclass(eq=False)
@@ -25,6 +26,8 @@ class Runtime:
     engine: Engine
     session_files: SessionFileWatcher = field(init=False)
     """Claude's session files, read by the session-file, process and recovery parts."""
+    tmux: TmuxControl = field(init=False)
+    """One tmux control client per server: pane changes (process part), writes (pane marker)."""
     vapid: VapidKeys | None = None
     desk: Desk = field(default_factory=Desk)
     """The prompt desk: when each dialog was first seen, one answer at a time per pane."""
@@ -34,6 +37,7 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")
+        self.tmux = TmuxControl()
 
     async def ingest(self, event: Event, live: bool = True) -> None:
         """Apply an event and wait until it is stored: only then may its sender forget it."""

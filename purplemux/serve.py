@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import sys
+from types import FrameType
 from typing import TextIO
 
 import uvicorn
@@ -73,9 +76,33 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
     )
     # uvicorn logs every WebSocket handshake with its query string, access log or not.
     logging.getLogger("uvicorn.error").addFilter(RedactTokens())
-    server = uvicorn.Server(config)
+    server = QuietServer(config)
     server.run()
     return 0
+
+
+class QuietServer(uvicorn.Server):
+    """uvicorn's main loop wakes ten times a second to refresh the Date header and look for
+    a signal; this one wakes once a second (the header's resolution), and at once on a signal."""
+
+    _exit: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._exit = asyncio.Event()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 10) % 864000  # each tick is a second: the header is refreshed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._exit.wait(), 1.0)
+            should_exit = await self.on_tick(counter)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if self._loop is not None and self._exit is not None:
+            self._loop.call_soon_threadsafe(self._exit.set)
 
 
 class RedactTokens(logging.Filter):

@@ -103,6 +103,9 @@ class Settings:
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
             input=_switch(env.get("PURPLEMUX_INPUT"), "PURPLEMUX_INPUT"),
+            poll_interval=_float(
+                env.get("PURPLEMUX_POLL_INTERVAL"), 3.0, "PURPLEMUX_POLL_INTERVAL"
+            ),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
 

@@ -148,9 +148,22 @@ class PaneMarker:
                     self._applied.pop(key, None)
 
 
+def control_runner(rt: Runtime) -> Runner:
+    """Runs a pane-option write through the server's tmux control client (a line on its
+    stdin); a process per call only while no client is attached to that server."""
+
+    async def run(args: list[str]) -> bool:
+        socket = args[2] if len(args) > 2 and args[1] == "-S" else None
+        command = args[3:] if socket else args[1:]
+        answer = await rt.tmux.command(socket, command)
+        return await run_tmux(args) if answer is None else answer
+
+    return run
+
+
 async def pane_marker(rt: Runtime) -> None:
     """Daemon part: mark live sessions' panes now, then follow every change."""
-    marker = PaneMarker()
+    marker = PaneMarker(control_runner(rt))
     for session in rt.engine.sessions.values():
         if not session.ended:
             marker.on_change(session)

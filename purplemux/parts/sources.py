@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ RECOVERY_GRACE = 1.5
 """Seconds after start before an `unknown` is judged: the watchers report first."""
 RECOVERY_EVERY = 1.0
 MIN_POLL_GAP = 0.3
+MAX_POLL_INTERVAL = 60.0
+"""The process poll's timer backs off (doubling) up to this while nothing changes."""
 
 
 async def session_files(rt: Runtime) -> None:
@@ -74,15 +78,23 @@ async def transcripts(rt: Runtime) -> None:
 
 
 async def processes(rt: Runtime) -> None:
-    """The tmux panes and the process tree: pid, pane, alive; gone -> ended."""
+    """The tmux panes and the process tree: pid, pane, alive; gone -> ended.
+
+    Nothing here ticks while nothing happens: a poll runs when a session names a pid or pane
+    not matched yet (its session file appeared, a hook came), when a matched process exits (a
+    pidfd per process, readable at its exit), and when a tmux server's control client reports
+    windows or panes coming and going. The timer (`poll_interval`) is a safety net that doubles
+    while polls find nothing new, up to MAX_POLL_INTERVAL."""
     watcher = rt.session_files
     poller = ProcessPoller(lambda: watcher.known().values())
     wake = asyncio.Event()
     looked: dict[str, tuple[object, ...]] = {}
+    exits = _ExitWatch(wake.set)
 
     def on_change(session: Session) -> None:
         if session.tmux and session.tmux.socket:
             poller.add_socket(session.tmux.socket)
+            rt.tmux.want(session.tmux.socket)
         if session.ended or session.alive is not None:
             looked.pop(session.id, None)
         elif session.tmux or session.pid:
@@ -93,18 +105,80 @@ async def processes(rt: Runtime) -> None:
                 looked[session.id] = where
                 wake.set()
 
+    def on_tmux(socket: str, line: str) -> None:
+        wake.set()
+
     rt.engine.on_change.append(on_change)
+    rt.tmux.listeners.append(on_tmux)
+    rt.tmux.want(None)
+    for socket in poller.sockets():
+        rt.tmux.want(socket)
+    interval = rt.settings.poll_interval
+    longest = max(rt.settings.poll_interval, MAX_POLL_INTERVAL)
     try:
         while True:
             started = time.monotonic()
             wake.clear()  # before the poll: a session that shows up during it is looked for next
-            for event in await poller.poll(_known(rt)):
+            found = await poller.poll(_known(rt))
+            for event in found:
                 rt.engine.post(event)
+            exits.follow(poller.pids())
+            interval = rt.settings.poll_interval if found else min(interval * 2, longest)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), rt.settings.poll_interval)
+                await asyncio.wait_for(wake.wait(), interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
     finally:
+        exits.close()
         rt.engine.on_change.remove(on_change)
+        with contextlib.suppress(ValueError):
+            rt.tmux.listeners.remove(on_tmux)
+
+
+class _ExitWatch:
+    """A pidfd per followed process on the event loop: its exit wakes the poller (Linux >= 5.3;
+    elsewhere the timer alone notices)."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._fds: dict[int, int] = {}
+        self._loop = asyncio.get_running_loop()
+        self._usable = hasattr(os, "pidfd_open")
+
+    def follow(self, pids: set[int]) -> None:
+        for pid in set(self._fds) - pids:
+            self._drop(pid)
+        if not self._usable:
+            return
+        for pid in pids - set(self._fds):
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                self._wake()  # gone already: the next poll says so
+                continue
+            except OSError:
+                self._usable = False  # an old kernel, or not allowed: the timer it is
+                return
+            self._fds[pid] = fd
+            self._loop.add_reader(fd, self._exited, pid)
+
+    def _exited(self, pid: int) -> None:
+        self._drop(pid)
+        self._wake()
+
+    def _drop(self, pid: int) -> None:
+        fd = self._fds.pop(pid, None)
+        if fd is not None:
+            self._loop.remove_reader(fd)
+            os.close(fd)
+
+    def close(self) -> None:
+        for pid in list(self._fds):
+            self._drop(pid)
+
+
+async def tmux_clients(rt: Runtime) -> None:
+    """The tmux control clients (one per server named so far), for the daemon's life."""
+    await rt.tmux.run()
 
 
 def _known(rt: Runtime) -> dict[str, Known]:
@@ -121,16 +195,37 @@ def _known(rt: Runtime) -> dict[str, Known]:
 
 
 async def recovery(rt: Runtime) -> None:
-    """Resolve `unknown` sessions from the file, the transcript tail and the process."""
-    await asyncio.sleep(RECOVERY_GRACE)
-    while True:
-        files = {sf.session_id: sf for sf in rt.session_files.known().values()}
-        for session in list(rt.engine.sessions.values()):
-            if session.state is State.UNKNOWN and not session.ended:
+    """Resolve `unknown` sessions from the file, the transcript tail and the process.
+
+    Re-judged every RECOVERY_EVERY while any is unknown; otherwise asleep until one is."""
+    someone = asyncio.Event()
+
+    def on_change(session: Session) -> None:
+        if session.state is State.UNKNOWN and not session.ended:
+            someone.set()
+
+    rt.engine.on_change.append(on_change)
+    try:
+        await asyncio.sleep(RECOVERY_GRACE)
+        while True:
+            someone.clear()
+            files = {sf.session_id: sf for sf in rt.session_files.known().values()}
+            unknown = [
+                s
+                for s in list(rt.engine.sessions.values())
+                if s.state is State.UNKNOWN and not s.ended
+            ]
+            for session in unknown:
                 event = await asyncio.to_thread(judge, session, files.get(session.id), time.time())
                 if event is not None:
                     rt.engine.post(event, live=False)
-        await asyncio.sleep(RECOVERY_EVERY)
+            if unknown:
+                await asyncio.sleep(RECOVERY_EVERY)
+            else:
+                await someone.wait()
+    finally:
+        with contextlib.suppress(ValueError):
+            rt.engine.on_change.remove(on_change)
 
 
 def judge(session: Session, sf: SessionFile | None, now: float) -> Event | None:

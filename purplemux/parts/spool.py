@@ -16,7 +16,9 @@ from purplemux.sources.hooks import PayloadError, to_event
 log = logging.getLogger(__name__)
 
 SPOOL_SWEEP = 10.0
-"""Seconds between looks for hook bodies orphaned in the spool's .tmp folder."""
+"""Seconds between looks for hook bodies orphaned in the spool's .tmp folder..."""
+SPOOL_SWEEP_MAX = 120.0
+"""...doubling while none are found, up to this (only a killed hook leaves one)."""
 
 
 async def drain_spool(rt: Runtime) -> int:
@@ -55,11 +57,13 @@ def _quarantine(path: Path) -> None:
 
 async def spool_sweeper(rt: Runtime) -> None:
     """Bodies orphaned in .tmp by a killed hook announce nothing: look for them now and then."""
+    pause = SPOOL_SWEEP
     while True:
-        await asyncio.sleep(SPOOL_SWEEP)
+        await asyncio.sleep(pause)
         files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
         if files:
             await _apply_spooled(rt, files, live=False)
+        pause = SPOOL_SWEEP if files else min(pause * 2, SPOOL_SWEEP_MAX)
 
 
 async def spool_watcher(rt: Runtime) -> None:

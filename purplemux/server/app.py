@@ -34,7 +34,7 @@ log = logging.getLogger("purplemux")
 def default_parts(settings: Settings) -> list[Part]:
     """The long-running parts of a daemon: live sources (unless disabled), spool, notifier..."""
     parts: list[Part] = list(sources.ALL) if settings.watch_sources else []
-    parts += [spool_watcher, spool_sweeper, notifier, pane_marker]
+    parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients]
     return parts
 
 

@@ -245,6 +245,14 @@ class ProcessPoller:
         self._lock = asyncio.Lock()
         self._asked: set[int] = set()  # pids whose environment was read for $TMUX
 
+    def pids(self) -> set[int]:
+        """The Claude processes matched to a session by the last polls."""
+        return {pid for pid, _, _ in self._seen.values()}
+
+    def sockets(self) -> list[str]:
+        """The tmux servers' socket paths this poller asks (not the default one)."""
+        return [s for s in self._sockets if s]
+
     def add_socket(self, path: str) -> None:
         """Also query the tmux server at this socket path."""
         if path and path not in self._sockets:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from watchfiles import Change, awatch
+from purplemux.sources.watch import watch_dirs
 
 # The hook script's delivery headers; the spool file repeats them (see hooks/status-hook.sh).
 HEADER_ID = "x-purplemux-event-id"
@@ -117,25 +117,39 @@ async def watch_spool(
 ) -> AsyncIterator[list[Path]]:
     """Yield the spool files that appear, in source-time order, until stop_event is set."""
     spool_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-
-    def wanted(change: Change, name: str) -> bool:
-        # The hook writes in .tmp and renames into place, so a complete file appears as added.
-        return change != Change.deleted and name.endswith(SPOOL_SUFFIX)
-
-    async for changes in awatch(
-        spool_dir,
-        watch_filter=wanted,
-        debounce=50,
-        step=10,
-        stop_event=stop_event,
-        recursive=False,
-        force_polling=False,
-    ):
-        # Not recursive, so every name is directly in spool_dir (never in .tmp).
-        paths = {spool_dir / Path(name).name for _, name in changes}
-        ready = sorted((p for p in paths if p.is_file()), key=_order)
-        if ready:
-            yield ready
+    watch = watch_dirs(
+        lambda: {spool_dir},
+        name="spool",
+        debounce_ms=50,
+        step_ms=10,
+        recheck_ms=60_000,  # nothing to re-check: the sweeper finds what a watch could miss
+    )
+    stopped = asyncio.ensure_future((stop_event or asyncio.Event()).wait())
+    step: asyncio.Future[set[str] | None] | None = None
+    try:
+        while True:
+            step = asyncio.ensure_future(watch.__anext__())
+            await asyncio.wait({step, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                return
+            changes = step.result()
+            # The hook writes in .tmp and renames into place, so a complete file appears as
+            # added. Not recursive, so every name is directly in spool_dir (never in .tmp).
+            paths = {spool_dir / Path(name).name for name in changes or ()}
+            ready = sorted(
+                (p for p in paths if p.name.endswith(SPOOL_SUFFIX) and p.is_file()), key=_order
+            )
+            if ready:
+                yield ready
+    except StopAsyncIteration:
+        return
+    finally:
+        # The watch may be mid-step (we were stopped or cancelled): end that step first.
+        waiting = [f for f in (stopped, step) if f is not None and not f.done()]
+        for f in waiting:
+            f.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        await watch.aclose()
 
 
 def _name_ts(path: Path) -> int | None:

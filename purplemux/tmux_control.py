@@ -1,0 +1,247 @@
+"""One tmux control-mode client (`tmux -C`) per tmux server: its changes, and our writes.
+
+Instead of a `tmux list-panes` poll and a `tmux set-option` process per change, the daemon keeps
+one control client attached to each server it knows (`attach-session -f ignore-size,no-output`:
+it never sizes a window and gets no pane output). tmux tells it when windows and panes come and
+go (`%layout-change`, `%window-close`, `%unlinked-window-close`, `%sessions-changed`, ...), which
+wakes the process poller, and its stdin takes commands such as the pane marker's `set-option`,
+each answered by a `%begin`/`%end` (or `%error`) block in order (verified on tmux 3.3a).
+
+A server that is not running, or a tmux without control mode, leaves `command()` answering None:
+the caller then runs a tmux process as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import re
+from collections import deque
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+WAKE_ON = frozenset(
+    {
+        "%layout-change",
+        "%window-add",
+        "%window-close",
+        "%unlinked-window-add",
+        "%unlinked-window-close",
+        "%sessions-changed",
+        "%session-changed",
+        "%window-pane-changed",
+    }
+)
+"""Notifications that may mean a pane appeared, closed or moved."""
+RETRY_FIRST = 1.0
+RETRY_MAX = 60.0
+"""Seconds before connecting again to a server that was not there, doubling up to the max."""
+COMMAND_TIMEOUT = 2.0
+_SAFE = re.compile(r"[A-Za-z0-9_@%.:/+=-]*")
+
+
+def default_socket() -> str:
+    """The default tmux server's socket path (what `tmux` without -S/-L talks to)."""
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(base, f"tmux-{os.getuid()}", "default")
+
+
+def quote(arg: str) -> str:
+    """One argument in tmux's command syntax (single quotes; no newline can get through)."""
+    if arg and _SAFE.fullmatch(arg) and not arg.startswith("%%"):
+        return arg
+    return "'" + arg.replace("'", "'\\''").replace("\n", " ") + "'"
+
+
+class ControlClient:
+    """A `tmux -S socket -C attach-session` client; reconnects with backoff while wanted."""
+
+    def __init__(
+        self, socket: str, on_notify: Callable[[str], None], *, tmux: str = "tmux"
+    ) -> None:
+        self.socket = socket
+        self._on_notify = on_notify
+        self._tmux = tmux
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: deque[asyncio.Future[bool]] = deque()
+        self._connected = asyncio.Event()
+        self._kick = asyncio.Event()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def kick(self) -> None:
+        """Try to connect now rather than at the next retry (someone names this server)."""
+        self._kick.set()
+
+    async def run(self) -> None:
+        """Stay attached while the server runs; wait and retry while it does not."""
+        pause = RETRY_FIRST
+        while True:
+            self._kick.clear()
+            if await self._session():
+                pause = RETRY_FIRST  # it was attached until now: look again soon
+            # (call_later, not wait_for: on 3.11 wait_for can swallow our cancellation)
+            timer = asyncio.get_running_loop().call_later(pause, self._kick.set)
+            try:
+                await self._kick.wait()
+            finally:
+                timer.cancel()
+            pause = min(pause * 2, RETRY_MAX)
+
+    async def _session(self) -> bool:
+        """One attachment, until tmux ends it; True if it got as far as attaching."""
+        if not os.path.exists(self.socket):
+            return False
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self._tmux,
+                "-S",
+                self.socket,
+                "-C",
+                "attach-session",
+                "-f",
+                "ignore-size,no-output",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,  # our signals (Ctrl-C on serve) are not its
+            )
+        except OSError as exc:
+            log.debug("cannot run tmux: %s", exc)
+            return False
+        self._proc = proc
+        attached = False
+        try:
+            assert proc.stdout is not None
+            in_block = False
+            ours = False
+            while line := await proc.stdout.readline():
+                text = line.decode("utf-8", "replace").rstrip("\n")
+                if in_block:
+                    if text.startswith(("%end ", "%error ")):
+                        in_block = False
+                        if ours and self._pending:
+                            fut = self._pending.popleft()
+                            if not fut.done():
+                                fut.set_result(text.startswith("%end "))
+                        elif not ours and not attached and text.startswith("%end "):
+                            attached = True  # the attach itself succeeded
+                            self._connected.set()
+                            log.debug("tmux control client attached to %s", self.socket)
+                    continue
+                if text.startswith("%begin "):
+                    in_block = True
+                    # The flags field: 1 for a command this client sent (0: the attach itself).
+                    ours = text.rsplit(" ", 1)[-1] == "1"
+                    continue
+                if text.startswith("%exit"):
+                    break
+                word = text.split(" ", 1)[0]
+                if word in WAKE_ON:
+                    self._on_notify(text)
+        finally:
+            self._connected.clear()
+            self._proc = None
+            while self._pending:
+                fut = self._pending.popleft()
+                if not fut.done():
+                    fut.set_result(False)
+            await _end(proc)
+            if attached:
+                self._on_notify("%exit")  # the server or our session ended: look again
+        return attached
+
+    async def command(self, args: list[str]) -> bool | None:
+        """Run one tmux command through this client: True/False as tmux answers, None if not
+        attached (the caller runs a process instead)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or not self._connected.is_set():
+            return None
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._pending.append(fut)
+        try:
+            proc.stdin.write((" ".join(quote(a) for a in args) + "\n").encode())
+        except (ConnectionError, RuntimeError):
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), COMMAND_TIMEOUT)
+        except TimeoutError:
+            return False
+
+
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    if proc.stdin is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+    with contextlib.suppress(Exception):
+        await asyncio.shield(asyncio.wait_for(proc.wait(), 2))
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(asyncio.wait_for(proc.wait(), 2))
+
+
+class TmuxControl:
+    """The daemon's control clients, one per tmux server socket, and who wants to hear of them."""
+
+    def __init__(self, *, tmux: str = "tmux") -> None:
+        self._tmux = tmux
+        self.clients: dict[str, ControlClient] = {}
+        self.listeners: list[Callable[[str, str], None]] = []
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._new = asyncio.Event()
+
+    @staticmethod
+    def key(socket: str | None) -> str:
+        return socket or default_socket()
+
+    def want(self, socket: str | None) -> ControlClient:
+        """Keep a client on this server (None: the default one); returns it."""
+        key = self.key(socket)
+        client = self.clients.get(key)
+        if client is None:
+            client = ControlClient(key, functools.partial(self._notify, key), tmux=self._tmux)
+            self.clients[key] = client
+            self._new.set()
+        elif not client.connected:
+            client.kick()
+        return client
+
+    def _notify(self, socket: str, line: str) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(socket, line)
+            except Exception:
+                log.exception("tmux notification listener failed")
+
+    async def command(self, socket: str | None, args: list[str]) -> bool | None:
+        """Run a tmux command on that server through its client; None if none is attached."""
+        return await self.want(socket).command(args)
+
+    async def run(self) -> None:
+        """Run every wanted client until cancelled (then end them all)."""
+        try:
+            while True:
+                for key, client in self.clients.items():
+                    if key not in self._tasks:
+                        self._tasks[key] = asyncio.create_task(
+                            client.run(), name=f"tmux-control:{key}"
+                        )
+                self._new.clear()
+                await self._new.wait()
+        finally:
+            tasks = list(self._tasks.values())
+            self._tasks.clear()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
