@@ -102,17 +102,19 @@ class Client:
 
 
 async def clients(socket: str | None) -> list[Client]:
-    """The clients attached to that server, most recently active first."""
+    """The people's clients attached to that server, most recently active first.
+
+    Control-mode clients (the daemon's own, tmux_control.py) are left out: nobody looks at them.
+    """
+    fmt = "#{client_name}\t#{client_activity}\t#{client_session}\t#{client_control_mode}"
     try:
-        out = await run(
-            socket, "list-clients", "-F", "#{client_name}\t#{client_activity}\t#{client_session}"
-        )
+        out = await run(socket, "list-clients", "-F", fmt)
     except TmuxError:
         return []
     found: list[Client] = []
     for line in out.splitlines():
         parts = line.split("\t")
-        if len(parts) == 3 and parts[1].isdigit():
+        if len(parts) == 4 and parts[1].isdigit() and parts[3] != "1":
             found.append(Client(parts[0], int(parts[1]), parts[2]))
     return sorted(found, key=lambda c: -c.activity)
 
