@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from purplemux import __version__
 from purplemux.settings import Settings
+from purplemux.termtext import clean
 from purplemux.timefmt import duration
 
 if TYPE_CHECKING:
@@ -207,20 +208,20 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     """The status table: state, project, pane, time in state, what it waits for / does / said."""
     if not sessions:
         return "no sessions\n"
-    rows = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    rows: list[tuple[str, ...]] = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
     for s in sessions:
         pane = (s.get("tmux") or {}).get("pane") or "-"
         detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
-        rows.append(
-            (
-                s["state"] + (" (ended)" if s.get("ended") else ""),
-                s.get("project") or "-",
-                pane,
-                duration(now - float(s.get("state_since") or now)),
-                (detail or "").replace("\n", " ")[:60],
-                s["id"][:8],
-            )
+        fields = (
+            s["state"] + (" (ended)" if s.get("ended") else ""),
+            s.get("project") or "-",
+            pane,
+            duration(now - float(s.get("state_since") or now)),
+            clean(detail or "")[:60],
+            s["id"][:8],
         )
+        # Session text may hold escape sequences or line breaks: plain text only, then colour.
+        rows.append(tuple(clean(field) for field in fields))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
@@ -340,7 +341,7 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
         return 2
     for sid in targets:
         client.request("POST", f"/api/sessions/{sid}/dismiss")
-        print(f"dismissed {sid}", file=out)
+        print(f"dismissed {clean(sid)}", file=out)
     if not targets:
         print("nothing in review", file=out)
     return 0

@@ -60,7 +60,7 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
 
 async def transcripts(rt: Runtime) -> None:
     """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model)."""
-    tailer = TranscriptTailer()
+    tailer = TranscriptTailer(root=rt.settings.claude_dir / "projects")
 
     def on_watch(session: Session, path: str | None) -> None:
         if path:
@@ -134,19 +134,28 @@ async def recovery(rt: Runtime) -> None:
     """Resolve `unknown` sessions from the file, the transcript tail and the process."""
     await asyncio.sleep(RECOVERY_GRACE)
     watcher = _watcher(rt)
+    projects = rt.settings.claude_dir / "projects"
     while True:
         files = {sf.session_id: sf for sf in watcher.known().values()}
         for session in list(rt.engine.sessions.values()):
             if session.state is State.UNKNOWN and not session.ended:
-                event = await asyncio.to_thread(judge, session, files.get(session.id), time.time())
+                event = await asyncio.to_thread(
+                    judge, session, files.get(session.id), time.time(), projects
+                )
                 if event is not None:
                     rt.engine.post(event, live=False)
         await asyncio.sleep(RECOVERY_EVERY)
 
 
-def judge(session: Session, sf: SessionFile | None, now: float) -> Event | None:
-    """The evidence about an unknown session, as one event stamped now (blocking: reads a file)."""
-    turn = read_tail_state(Path(session.transcript_path)) if session.transcript_path else Turn.NONE
+def judge(
+    session: Session, sf: SessionFile | None, now: float, projects: Path | None = None
+) -> Event | None:
+    """The evidence about an unknown session, as one event stamped now (blocking: reads a file).
+
+    Its transcript is read only if it is a regular file under `projects` (when given).
+    """
+    path = session.transcript_path
+    turn = read_tail_state(Path(path), root=projects) if path else Turn.NONE
     common: dict[str, Any] = {
         "session_id": session.id,
         "at": now,
