@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("doctor", help="check every part and say what to fix")
+    sub.add_parser("logout-all", help="sign every browser out of the dashboard")
 
     service = sub.add_parser("service", help="run the daemon at login (systemd or launchd)")
     actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -382,6 +383,14 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     return doctor.report(doctor.run_checks(settings), out, colour=out.isatty())
 
 
+def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.server.logins import logout_all
+
+    count = logout_all(settings.home)
+    print(f"signed out {count} dashboard login(s); open `purplemux open`'s link to sign in", file=out)
+    return 0
+
+
 def cmd_service(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     import shutil
 
@@ -425,6 +434,7 @@ COMMANDS = {
     "open": cmd_open,
     "tmux-status": cmd_tmux_status,
     "doctor": cmd_doctor,
+    "logout-all": cmd_logout_all,
     "service": cmd_service,
 }
 

@@ -18,7 +18,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from purplemux import __version__
 from purplemux.model import Session
 from purplemux.paths import web_dir
-from purplemux.server.auth import COOKIE, token_ok
+from purplemux.server import logins
+from purplemux.server.auth import token_ok
 from purplemux.server.runtime import is_authenticated, runtime
 from purplemux.timefmt import duration
 
@@ -63,9 +64,18 @@ async def index(request: Request, token: str | None = None) -> Response:
         response = RedirectResponse(
             "/", status_code=303, headers={"Referrer-Policy": "no-referrer"}
         )
+        # A login secret of its own, never the token: cookies ignore ports, so this one also
+        # reaches other servers on this host; it opens only the dashboard and can be revoked.
+        assert rt.logins is not None
         response.set_cookie(
-            COOKIE, rt.token, httponly=True, samesite="strict", max_age=60 * 60 * 24 * 365
+            logins.COOKIE,
+            rt.logins.create(),
+            httponly=True,
+            samesite="strict",
+            path="/",
+            max_age=logins.MAX_AGE,
         )
+        response.delete_cookie(logins.LEGACY_COOKIE, path="/", httponly=True, samesite="strict")
         return response
     if not is_authenticated(request):
         return _login(None, 401)
