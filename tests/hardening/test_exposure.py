@@ -28,7 +28,7 @@ from websockets.sync.client import connect
 
 from purplemux import cli
 from purplemux.serve import is_loopback
-from purplemux.server import auth, logins
+from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
 from tests.daemon import REPO, Daemon, free_port, wait_for
