@@ -27,6 +27,8 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host header names served besides the bound address and localhost (a proxy's name)."""
 
     @property
     def db_path(self) -> Path:
@@ -79,6 +81,9 @@ class Settings:
             desktop_notifications=env.get("PURPLEMUX_DESKTOP_NOTIFY", "") in ("1", "true", "yes"),
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
+            ),
+            allowed_hosts=tuple(
+                h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})

@@ -17,7 +17,11 @@ from tests.conftest import load_hooks
 
 def settings_for(tmp_path: Path) -> Settings:
     return Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        port=0,
+        watch_sources=False,
+        allowed_hosts=("testserver",),  # the name TestClient sends
     )
 
 

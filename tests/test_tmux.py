@@ -384,7 +384,11 @@ def tmux() -> Iterator[Tmux]:
 
 def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, tmux: Tmux) -> None:
     settings = Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        port=0,
+        watch_sources=False,
+        allowed_hosts=("testserver",),  # the name TestClient sends
     )
     pane = tmux.pane()
     where = f"{tmux.socket},{tmux.pid},0"
@@ -428,7 +432,11 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
 ) -> None:
     """A daemon restart re-marks live panes from the store; shutdown leaves no listener."""
     settings = Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        port=0,
+        watch_sources=False,
+        allowed_hosts=("testserver",),  # the name TestClient sends
     )
     pane = tmux.pane()
     with TestClient(create_app(settings, components=[])) as c:  # first run: no marker

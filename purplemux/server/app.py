@@ -22,6 +22,7 @@ from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
 from purplemux.server import api, notifications, page, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
+from purplemux.server.hosts import HostCheck
 from purplemux.server.runtime import Runtime
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
@@ -87,6 +88,7 @@ def create_app(settings: Settings, components: list[Component] | None = None) ->
     app.include_router(page.router)
     app.include_router(notifications.router)
     app.add_middleware(SecurityMiddleware)
+    app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
     _install_error_handlers(app)
     return app

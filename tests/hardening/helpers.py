@@ -45,6 +45,7 @@ Push sends to the random endpoints fuzzing subscribes cannot hang a test or its 
 
 def settings_for(root: Path, **overrides: Any) -> Settings:
     """An in-process daemon's settings: its own home, no live sources, no port file."""
+    overrides.setdefault("allowed_hosts", ("testserver",))  # the name TestClient sends
     return Settings(
         home=root / "home", claude_dir=root / "claude", port=0, watch_sources=False, **overrides
     )

@@ -253,12 +253,14 @@ def test_websocket_upgrade_from_a_foreign_origin_is_refused(
         assert refused.value.code == 4403
 
 
-def test_dns_rebinding_gets_nothing_without_the_token(app_client: tuple[TestClient, str]) -> None:
-    """A rebound name makes Origin and Host agree; the cookie is not sent to it, so: 401."""
-    c, _ = app_client
+def test_dns_rebinding_gets_nothing(app_client: tuple[TestClient, str]) -> None:
+    """A rebound name makes Origin and Host agree; its Host is not ours, so: 400, even health."""
+    c, token = app_client
     rebound = {"Host": "evil.example:8022", "Origin": "http://evil.example:8022"}
-    assert c.get("/api/sessions", headers=rebound).status_code == 401
-    assert c.post("/api/hooks", headers=rebound, content=b"{}").status_code == 401
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert c.get("/api/sessions", headers=rebound).status_code == 400
+    assert c.get("/api/health", headers=rebound).status_code == 400
+    assert c.post("/api/hooks", headers={**rebound, **bearer}, content=b"{}").status_code == 400
 
 
 def test_no_cors_grants_anywhere(tmp_path: Path, app_client: tuple[TestClient, str]) -> None:
