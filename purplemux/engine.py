@@ -191,13 +191,14 @@ class Engine:
             self.stats.applied += 1
             if e.kind is not Kind.TICK:
                 to_log.append(e)
-            if any(isinstance(x, Persist) for x in effects) or e.session_id not in self.sessions:
-                prev = self.sessions.get(e.session_id)
+            prev = changed.get(e.session_id) or self.sessions.get(e.session_id)
+            if prev is None or any(isinstance(x, Persist) for x in effects):
                 new = replace(new, seq=(prev.seq if prev else 0) + 1)
-                self.sessions[e.session_id] = new
                 changed[e.session_id] = new
             live = it.live and e.at >= self.live_since - LIVE_SLACK
-            after.append((self.sessions[e.session_id], list(effects), live, e))
+            after.append(
+                (changed.get(e.session_id) or self.sessions[e.session_id], list(effects), live, e)
+            )
         if to_log or changed:
             sessions = list(changed.values())
             try:
@@ -207,6 +208,9 @@ class Engine:
                 # retry (the hook script spools on an error) is applied, not taken as a duplicate.
                 self._undo(undo, batch)
                 raise
+        # Only what is stored is shown: readers (the API, the page) see the new states once the
+        # commit is done, so a crash can never take back a state someone has already seen.
+        self.sessions.update(changed)
         for it in batch:
             if it.done and not it.done.done():
                 it.done.set_result(None)
@@ -306,6 +310,18 @@ class Engine:
             return
         if any(not other.ended and _same_pane(other, session) for other in self.sessions.values()):
             self._retire(session)
+
+    def forget(self, ids: Iterable[str], cutoff: float) -> None:
+        """Drop sessions retention deleted from the store (if still ended and untouched since)."""
+        for sid in ids:
+            session = self.sessions.get(sid)
+            if session is None or not session.ended or session.updated_at >= cutoff:
+                continue
+            del self.sessions[sid]
+            self.timelines.pop(sid, None)
+            if sid not in self._retired:
+                self.feed.publish({"type": "removed", "id": sid})
+            self._retired.discard(sid)
 
     def _retire(self, session: Session) -> None:
         if session.id not in self._retired:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import re
 import sys
 from typing import TextIO
@@ -40,6 +41,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         print(
             f"purplemux: WARNING: listening on {settings.host}, not only loopback", file=sys.stderr
         )
+    os.umask(0o077)  # everything the daemon makes in its home is the owner's alone
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -20,7 +21,7 @@ from purplemux import __version__
 from purplemux.engine import Engine
 from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
-from purplemux.server import api, notifications, page, sources, stream
+from purplemux.server import api, notifications, page, retention, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.hosts import HostCheck
 from purplemux.server.runtime import Runtime
@@ -44,6 +45,7 @@ def default_components(settings: Settings) -> list[Component]:
     parts: list[Component] = list(sources.ALL) if settings.watch_sources else []
     parts.append(notifications.notifier)
     parts.append(pane_marker)
+    parts.append(retention.retention)
     return parts
 
 
@@ -98,8 +100,11 @@ async def _start(settings: Settings) -> Runtime:
     ensure_home(settings.home)
     token = load_or_create_token(settings.home)
     _install_hook_script(settings)
+    _create_private(settings.db_path)
     store = AsyncStore(settings.db_path)
     await store.open()
+    await retention.prune(store, settings)  # before loading: old sessions are never served
+    retention.tighten(settings.home)
     engine = Engine(store)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(settings=settings, token=token, store=store, engine=engine)
@@ -121,6 +126,12 @@ async def _stop(rt: Runtime, tasks: list[asyncio.Task[Any]]) -> None:
         await asyncio.wait_for(engine_task, 5)
     rt.engine.feed.close()
     await rt.store.close()
+
+
+def _create_private(path: Any) -> None:
+    """The database file made 0600 before SQLite opens it (its -wal and -shm take its mode)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _install_hook_script(settings: Settings) -> None:
