@@ -13,6 +13,7 @@ import uvicorn
 
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
+from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
 from purplemux.settings import Settings
 from purplemux.store import Store, StoreError
 
@@ -76,6 +77,10 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # Every client would get its own compressor, run per message: for JSON of a few hundred
         # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
         ws_per_message_deflate=False,
+        # Idle keep-alive connections go after a few seconds; a connection that sends no whole
+        # request in time, or one past its client's share, is closed (server/connguard.py).
+        timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
+        http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
     )
     # uvicorn logs every WebSocket handshake with its query string, access log or not.
     logging.getLogger("uvicorn.error").addFilter(RedactTokens())

@@ -29,6 +29,8 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    request_timeout: float = 10.0
+    """Seconds a connection may take to send a whole request (PURPLEMUX_REQUEST_TIMEOUT)."""
     retention: float = DEFAULT_RETENTION
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
     allowed_hosts: tuple[str, ...] = ()
@@ -87,6 +89,9 @@ class Settings:
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
             retention=duration(env.get("PURPLEMUX_RETENTION"), DEFAULT_RETENTION),
+            request_timeout=duration(
+                env.get("PURPLEMUX_REQUEST_TIMEOUT"), 10.0, "PURPLEMUX_REQUEST_TIMEOUT"
+            ),
             allowed_hosts=tuple(
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),
