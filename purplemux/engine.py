@@ -191,14 +191,13 @@ class Engine:
             self.stats.applied += 1
             if e.kind is not Kind.TICK:
                 to_log.append(e)
-            prev = changed.get(e.session_id) or self.sessions.get(e.session_id)
-            if prev is None or any(isinstance(x, Persist) for x in effects):
+            if any(isinstance(x, Persist) for x in effects) or e.session_id not in self.sessions:
+                prev = self.sessions.get(e.session_id)
                 new = replace(new, seq=(prev.seq if prev else 0) + 1)
+                self.sessions[e.session_id] = new
                 changed[e.session_id] = new
             live = it.live and e.at >= self.live_since - LIVE_SLACK
-            after.append(
-                (changed.get(e.session_id) or self.sessions[e.session_id], list(effects), live, e)
-            )
+            after.append((self.sessions[e.session_id], list(effects), live, e))
         if to_log or changed:
             sessions = list(changed.values())
             try:
@@ -208,9 +207,6 @@ class Engine:
                 # retry (the hook script spools on an error) is applied, not taken as a duplicate.
                 self._undo(undo, batch)
                 raise
-        # Only what is stored is shown: readers (the API, the page) see the new states once the
-        # commit is done, so a crash can never take back a state someone has already seen.
-        self.sessions.update(changed)
         for it in batch:
             if it.done and not it.done.done():
                 it.done.set_result(None)
