@@ -110,6 +110,10 @@ class TranscriptTailer:
         self._refused: set[str] = set()
         self._changed = asyncio.Event()
         self._stop: asyncio.Event | None = None
+        self._active: set[Path] | None = None
+        """The folders the running watch covers (None between watches)."""
+        self._fresh: set[str] = set()
+        self._fresh_event = asyncio.Event()
 
     def watch(self, session_id: str, path: Path | str) -> None:
         """Follow a session's transcript from its start (a new path starts over).
@@ -131,12 +135,19 @@ class TranscriptTailer:
         current = self._watched.get(session_id)
         if current is None or current.path != p:
             self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
-            self._poke()
+            if self._active is not None and self._dirs() == self._active:
+                # Its folder is watched already: read it from the start, keep the watch running.
+                self._fresh.add(session_id)
+                self._fresh_event.set()
+            else:
+                self._poke()
 
     def unwatch(self, session_id: str) -> None:
         """Stop following a session's transcript."""
         if self._watched.pop(session_id, None) is not None:
-            self._poke()
+            self._fresh.discard(session_id)
+            if self._active is None or self._dirs() != self._active:
+                self._poke()
         if len(self._refused) > 10_000:
             self._refused.clear()
 
@@ -149,7 +160,14 @@ class TranscriptTailer:
         if self._stop is not None:
             self._stop.set()
 
+    def _recursive(self) -> bool:
+        """Watch the whole projects folder at once: a new project's folder changes nothing."""
+        return self.root is not None and self.root.is_dir()
+
     def _dirs(self) -> set[Path]:
+        if self._watched and self._recursive():
+            assert self.root is not None
+            return {self.root}  # watch() let in only paths under it
         dirs = set()
         for w in self._watched.values():
             try:
@@ -199,11 +217,14 @@ class TranscriptTailer:
                 stop_event=stop,
                 rust_timeout=self.recheck_ms,
                 yield_on_timeout=True,  # a quiet spell re-checks every file: nothing is missed
-                recursive=False,
+                recursive=dirs == {self.root} and self._recursive(),
                 force_polling=False,
             )
-            first = asyncio.ensure_future(changes_iter.__anext__())
+            pending = asyncio.ensure_future(changes_iter.__anext__())
             broken = False
+            self._active = dirs
+            self._fresh.clear()
+            self._fresh_event.clear()
             try:
                 # awatch registers its watcher in its first step: a catch-up read after that
                 # misses no write, even one made between this read and the first change.
@@ -211,23 +232,32 @@ class TranscriptTailer:
                 if batch := await self._read(dict(self._watched)):
                     yield batch
                     del batch  # a catch-up batch can be huge: not kept while we wait
-                changes = await first
                 while True:
-                    if failing:
-                        log.info("transcript watch recovered")
-                        failing = False
-                    paths = {p for _, p in changes}
-                    targets = {
-                        sid: w
-                        for sid, w in self._watched.items()
-                        if not changes or str(w.path) in paths
-                    }
+                    # A change, or a session newly watched in a folder already watched.
+                    fresh_wait = asyncio.ensure_future(self._fresh_event.wait())
+                    await asyncio.wait({pending, fresh_wait}, return_when=asyncio.FIRST_COMPLETED)
+                    fresh_wait.cancel()
+                    self._fresh_event.clear()
+                    fresh, self._fresh = self._fresh, set()
+                    targets = {sid: self._watched[sid] for sid in fresh if sid in self._watched}
+                    if pending.done():
+                        changes = pending.result()  # StopAsyncIteration: stopped by a poke
+                        if failing:
+                            log.info("transcript watch recovered")
+                            failing = False
+                        paths = {p for _, p in changes}
+                        targets.update(
+                            (sid, w)
+                            for sid, w in self._watched.items()
+                            if not changes or str(w.path) in paths
+                        )
                     if batch := await self._read(targets):
                         yield batch
                         del batch
                     if self._changed.is_set() or self._dirs() != dirs:
                         break
-                    changes = await changes_iter.__anext__()
+                    if pending.done():
+                        pending = asyncio.ensure_future(changes_iter.__anext__())
             except StopAsyncIteration:
                 pass  # stopped by watch() / unwatch()
             except Exception as exc:  # a folder vanished mid-watch, permissions, inotify limits
@@ -237,9 +267,10 @@ class TranscriptTailer:
                     failing = True
             finally:
                 self._stop = None
+                self._active = None
                 stop.set()
-                first.cancel()
-                await asyncio.gather(first, return_exceptions=True)
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
                 await changes_iter.aclose()
             if broken:
                 with contextlib.suppress(TimeoutError):
