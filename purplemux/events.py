@@ -44,6 +44,7 @@ class Kind(StrEnum):
     RESTART = "restart"  # the daemon started again with this session loaded
     TICK = "tick"  # a timer the reducer asked for has come due
     TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
+    SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (SubagentStop, ...): logged, no state change
 
 
@@ -243,6 +244,14 @@ class TranscriptFacts(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Superseded(Event):
+    """The session's pane runs another session now (after /clear): its row is retired."""
+
+    kind: ClassVar[Kind] = Kind.SUPERSEDED
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Other(Event):
     kind: ClassVar[Kind] = Kind.OTHER
 
@@ -273,6 +282,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Restart,
         Tick,
         TranscriptFacts,
+        Superseded,
         Other,
     )
 }

@@ -6,16 +6,13 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from purplemux.cli import STATE_COLOURS
+from purplemux.cli import TERMINAL_COLOURS
 from purplemux.doctor import Check
 from purplemux.termtext import clean
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J\x1b[H"
@@ -56,14 +53,7 @@ def test_doctor_lines_are_plain_text_but_keep_their_colour() -> None:
     assert "running 1.0" in line and "\x07" not in line
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
-
-
-OURS = re.compile("|".join(re.escape(c) for c in [*STATE_COLOURS.values(), "\x1b[0m"]))
+OURS = re.compile("|".join(re.escape(c) for c in [*TERMINAL_COLOURS.values(), "\x1b[0m"]))
 
 
 def test_status_on_a_terminal_prints_no_escape_sequence_but_its_colours(daemon: Daemon) -> None:

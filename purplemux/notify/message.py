@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from purplemux.model import Session, State
+from purplemux.present import present
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
@@ -28,23 +29,13 @@ def urgency_for(state: State) -> str:
 
 
 def title(session: Session) -> str:
-    """`project · pane`, or the project alone outside tmux."""
-    project = session.project or f"session {session.id[:8]}"
-    pane = session.tmux.pane if session.tmux else None
-    return f"{project} · {pane}" if pane else project
+    """The state's words and where: `needs input: project · pane`."""
+    return present(session).headline
 
 
 def body(session: Session) -> str:
     """What the session wants: the pending question or command, or the answer's first words."""
-    if session.state is State.NEEDS_INPUT:
-        waiting = _clean(session.waiting_for)
-        return shorten(f"Waiting for: {waiting}" if waiting else "Waiting for your input")
-    if session.state is State.REVIEW:
-        if session.error:
-            return shorten(f"Failed: {_clean(session.error)}")
-        snippet = _clean(session.snippet)
-        return shorten(snippet) if snippet else "Finished; ready for review"
-    return shorten(f"Now {session.state.value}")
+    return shorten(_clean(present(session).reason))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

@@ -1,40 +1,23 @@
-"""What a running daemon holds (settings, token, store, engine), and the request dependencies."""
+"""The request dependencies: the Runtime of the app serving a request, and the token check."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
-from purplemux.engine import Engine
-from purplemux.events import Event
+from purplemux.runtime import Runtime
 from purplemux.server.auth import presented_token, token_ok
-from purplemux.server.logins import COOKIE, Logins
-from purplemux.settings import Settings
-from purplemux.store import AsyncStore
+from purplemux.server.logins import COOKIE
 
-
-@dataclass(eq=False)
-class Runtime:
-    """The live parts of one daemon, built by the app's lifespan."""
-
-    settings: Settings
-    token: str
-    store: AsyncStore
-    engine: Engine
-    extras: dict[str, Any] = field(default_factory=dict)
-    logins: Logins | None = None
-    """The dashboard's login cookies (made at start from the home and the token)."""
-
-    def __post_init__(self) -> None:
-        if self.logins is None:
-            self.logins = Logins(self.settings.home / "logins", self.token)
-
-    async def ingest(self, event: Event, live: bool = True) -> None:
-        """Apply an event and wait until it is stored: only then may its sender forget it."""
-        await self.engine.submit(event, live=live)
+__all__ = [
+    "Runtime",
+    "current_runtime",
+    "has_token",
+    "is_authenticated",
+    "require_auth",
+    "require_token",
+    "runtime",
+]
 
 
 def runtime(request: HTTPConnection) -> Runtime:
@@ -59,8 +42,7 @@ def is_authenticated(conn: HTTPConnection) -> bool:
     """The token, or a browser's login cookie."""
     if has_token(conn):
         return True
-    logins = runtime(conn).logins
-    return logins is not None and logins.valid(conn.cookies.get(COOKIE))
+    return runtime(conn).logins.valid(conn.cookies.get(COOKIE))
 
 
 UNAUTHORIZED = (

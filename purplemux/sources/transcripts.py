@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
-
-from watchfiles import awatch
 
 from purplemux.events import Event
 from purplemux.ratelimit_log import RateLimitedLog
@@ -23,6 +20,7 @@ from purplemux.sources.transcript_reader import (
     Turn,
     read_tail_state,
 )
+from purplemux.sources.watch import watch_dirs
 
 __all__ = [
     "MAX_LINE",
@@ -109,11 +107,6 @@ class TranscriptTailer:
         self._watched: dict[str, _Watched] = {}
         self._refused: set[str] = set()
         self._changed = asyncio.Event()
-        self._stop: asyncio.Event | None = None
-        self._active: set[Path] | None = None
-        """The folders the running watch covers (None between watches)."""
-        self._fresh: set[str] = set()
-        self._fresh_event = asyncio.Event()
 
     def watch(self, session_id: str, path: Path | str) -> None:
         """Follow a session's transcript from its start (a new path starts over).
@@ -135,19 +128,12 @@ class TranscriptTailer:
         current = self._watched.get(session_id)
         if current is None or current.path != p:
             self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
-            if self._active is not None and self._dirs() == self._active:
-                # Its folder is watched already: read it from the start, keep the watch running.
-                self._fresh.add(session_id)
-                self._fresh_event.set()
-            else:
-                self._poke()
+            self._poke()
 
     def unwatch(self, session_id: str) -> None:
         """Stop following a session's transcript."""
         if self._watched.pop(session_id, None) is not None:
-            self._fresh.discard(session_id)
-            if self._active is None or self._dirs() != self._active:
-                self._poke()
+            self._poke()
         if len(self._refused) > 10_000:
             self._refused.clear()
 
@@ -156,9 +142,8 @@ class TranscriptTailer:
         return {sid: w.path for sid, w in self._watched.items()}
 
     def _poke(self) -> None:
+        """The watched set changed: look again (a new watch only if its folders changed)."""
         self._changed.set()
-        if self._stop is not None:
-            self._stop.set()
 
     def _recursive(self) -> bool:
         """Watch the whole projects folder at once: a new project's folder changes nothing."""
@@ -200,78 +185,25 @@ class TranscriptTailer:
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
 
     async def events(self) -> AsyncGenerator[list[Event], None]:
-        """Yield batches of events, forever; restarts its watch when the watched set changes."""
-        failing = False
-        while True:
-            self._changed.clear()
-            dirs = self._dirs()
-            if not dirs:
-                await self._changed.wait()
-                continue
-            self._stop = stop = asyncio.Event()
-            changes_iter = awatch(
-                *dirs,
-                watch_filter=None,
-                debounce=self.debounce_ms,
-                step=self.step_ms,
-                stop_event=stop,
-                rust_timeout=self.recheck_ms,
-                yield_on_timeout=True,  # a quiet spell re-checks every file: nothing is missed
-                recursive=dirs == {self.root} and self._recursive(),
-                force_polling=False,
-            )
-            pending = asyncio.ensure_future(changes_iter.__anext__())
-            broken = False
-            self._active = dirs
-            self._fresh.clear()
-            self._fresh_event.clear()
-            try:
-                # awatch registers its watcher in its first step: a catch-up read after that
-                # misses no write, even one made between this read and the first change.
-                await asyncio.sleep(0)
-                if batch := await self._read(dict(self._watched)):
-                    yield batch
-                    del batch  # a catch-up batch can be huge: not kept while we wait
-                while True:
-                    # A change, or a session newly watched in a folder already watched.
-                    fresh_wait = asyncio.ensure_future(self._fresh_event.wait())
-                    await asyncio.wait({pending, fresh_wait}, return_when=asyncio.FIRST_COMPLETED)
-                    fresh_wait.cancel()
-                    self._fresh_event.clear()
-                    fresh, self._fresh = self._fresh, set()
-                    targets = {sid: self._watched[sid] for sid in fresh if sid in self._watched}
-                    if pending.done():
-                        changes = pending.result()  # StopAsyncIteration: stopped by a poke
-                        if failing:
-                            log.info("transcript watch recovered")
-                            failing = False
-                        paths = {p for _, p in changes}
-                        targets.update(
-                            (sid, w)
-                            for sid, w in self._watched.items()
-                            if not changes or str(w.path) in paths
-                        )
-                    if batch := await self._read(targets):
-                        yield batch
-                        del batch
-                    if self._changed.is_set() or self._dirs() != dirs:
-                        break
-                    if pending.done():
-                        pending = asyncio.ensure_future(changes_iter.__anext__())
-            except StopAsyncIteration:
-                pass  # stopped by watch() / unwatch()
-            except Exception as exc:  # a folder vanished mid-watch, permissions, inotify limits
-                broken = True
-                if not failing:
-                    log.warning("transcript watch failed: %s", exc)
-                    failing = True
-            finally:
-                self._stop = None
-                self._active = None
-                stop.set()
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
-                await changes_iter.aclose()
-            if broken:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), self.recheck_ms / 1000)
+        """Yield batches of events, forever; the watch follows the watched set's folders."""
+        async for changes in watch_dirs(
+            self._dirs,
+            name="transcript",
+            debounce_ms=self.debounce_ms,
+            step_ms=self.step_ms,
+            recheck_ms=self.recheck_ms,
+            wake=self._changed,  # a new watch only when the folders change (watch_dirs sees it)
+            recursive=lambda dirs: self.root is not None and dirs == {self.root},
+        ):
+            # None: a new watch (catch up on everything); empty: a quiet spell or a session newly
+            # watched (re-check all: an unchanged file costs a stat).
+            # A file's new folder counts as its change: under a recursive watch, what the file
+            # got before its folder was watched too is read then.
+            targets = {
+                sid: w
+                for sid, w in self._watched.items()
+                if not changes or str(w.path) in changes or str(w.path.parent) in changes
+            }
+            if batch := await self._read(targets):
+                yield batch
+                del batch  # a catch-up batch can be huge: not kept while we wait

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from purplemux.settings import Settings
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 FD_LIMIT = 160
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -11,7 +9,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from purplemux.serve import RedactTokens
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 SECRET = "s3cr3t-" + "Ab0_-" * 8
 
@@ -39,13 +37,6 @@ def test_the_daemon_token_is_blanked_in_any_encoding() -> None:
         assert SECRET not in redact.clean(line)
         assert every_char not in redact.clean(line)
     assert redact.clean("nothing secret here %41") == "nothing secret here %41"
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
 
 
 def test_percent_encoded_token_parameters_stay_out_of_the_log(daemon: Daemon) -> None:

@@ -7,7 +7,6 @@ import http.client
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,15 +16,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.server import logins
 from purplemux.server.app import create_app
-from tests.daemon import Daemon
-from tests.hardening.helpers import settings_for
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
+from tests.support import Daemon, settings_for
 
 
 def get(d: Daemon, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:

@@ -16,13 +16,11 @@ from fastapi.testclient import TestClient
 from purplemux import events as ev
 from purplemux.events import Source
 from purplemux.model import Session, State
-from purplemux.server import retention
+from purplemux.parts import retention
 from purplemux.server.app import create_app
 from purplemux.settings import Settings, duration
 from purplemux.store import Store
-from tests.daemon import REPO, Daemon, wait_for
-from tests.hardening.helpers import settings_for
-from tests.test_real_daemon import run_hook
+from tests.support import REPO, Daemon, run_hook, settings_for, wait_for
 
 DAY = 86400.0
 

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 SECRET = "TOP-SECRET-" + uuid.uuid4().hex[:8]
 

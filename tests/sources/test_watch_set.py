@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from purplemux.sources import transcripts
+from purplemux.sources import watch
 from purplemux.sources.transcripts import TranscriptTailer
 from tests.sources.test_transcripts import collect, end, prompt, stops
 
@@ -17,13 +17,13 @@ async def test_new_sessions_in_new_folders_keep_one_watch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[tuple[Any, ...]] = []
-    real = transcripts.awatch
+    real = watch.awatch
 
     def counting(*paths: Any, **kwargs: Any) -> Any:  # a spy: the real watcher runs
         started.append(paths)
         return real(*paths, **kwargs)
 
-    monkeypatch.setattr(transcripts, "awatch", counting)
+    monkeypatch.setattr(watch, "awatch", counting)
     root = tmp_path / "projects"
     first = root / "-w-a" / "a.jsonl"
     first.parent.mkdir(parents=True)

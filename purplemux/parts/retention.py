@@ -14,7 +14,7 @@ import stat
 import time
 from pathlib import Path
 
-from purplemux.server.runtime import Runtime
+from purplemux.runtime import Runtime
 from purplemux.settings import Settings
 from purplemux.store import AsyncStore, Store
 

@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from purplemux.server.hosts import host_name
-from tests.daemon import Daemon
+from purplemux.server.host_check import host_name
+from tests.support import Daemon
 
 
 @pytest.fixture(scope="module")
