@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from purplemux import __version__
 from purplemux.settings import Settings
+from purplemux.termtext import clean
 from purplemux.timefmt import duration
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="print the summary's JSON")
 
     sub.add_parser("doctor", help="check every part and say what to fix")
+    sub.add_parser("logout-all", help="sign every browser out of the dashboard")
 
     service = sub.add_parser("service", help="run the daemon at login (systemd or launchd)")
     actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -239,18 +241,20 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     """The status table: state, project, pane, time in state, what it waits for / does / said."""
     if not sessions:
         return "no sessions\n"
-    rows = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    rows: list[tuple[str, ...]] = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
     colours = [""]
     for s in sessions:
         v = s["view"]  # what purplemux.present decided a person reads about it
+        # Session text may hold escape sequences or line breaks: plain text only (each field
+        # cleaned once, before it is cut); the colour added below is ours.
         rows.append(
             (
-                v["label"] + (" (ended)" if v["ended"] else ""),
-                v["name"],
-                v["pane"] or "-",
+                clean(v["label"]) + (" (ended)" if v["ended"] else ""),
+                clean(v["name"]),
+                clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
-                v["reason"].replace("\n", " ")[:60],
-                s["id"][:8],
+                clean(v["reason"])[:60],
+                clean(s["id"])[:8],
             )
         )
         colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
@@ -372,7 +376,7 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
         return 2
     for sid in targets:
         client.request("POST", f"/api/sessions/{sid}/dismiss")
-        print(f"dismissed {sid}", file=out)
+        print(f"dismissed {clean(sid)}", file=out)
     if not targets:
         print("nothing in review", file=out)
     return 0
@@ -580,6 +584,14 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     return doctor.report(doctor.run_checks(settings), out, colour=out.isatty())
 
 
+def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.server.logins import logout_all
+
+    count = logout_all(settings.home)
+    print(f"signed out {count} dashboard login(s); sign in again with `purplemux open`", file=out)
+    return 0
+
+
 def cmd_service(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     import shutil
 
@@ -627,6 +639,7 @@ COMMANDS = {
     "tmux-status": cmd_tmux_status,
     "report": cmd_report,
     "doctor": cmd_doctor,
+    "logout-all": cmd_logout_all,
     "service": cmd_service,
 }
 

@@ -19,6 +19,7 @@ from typing import Literal, TextIO
 from purplemux import __version__
 from purplemux.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
 from purplemux.settings import Settings
+from purplemux.termtext import clean
 
 Level = Literal["ok", "warn", "fail"]
 Which = Callable[[str], str | None]
@@ -45,9 +46,10 @@ class Check:
         label = LABELS[self.level].ljust(4)
         if colour:
             label = f"{COLOURS[self.level]}{label}\033[0m"
-        text = f"{label}  {self.name}: {self.detail}"
+        # Details quote paths, versions and answers from outside: plain text only.
+        text = f"{label}  {clean(self.name)}: {clean(self.detail)}"
         if self.level != "ok" and self.fix:
-            text += f" — {self.fix}"
+            text += f" — {clean(self.fix)}"
         return text
 
 

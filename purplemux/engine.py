@@ -320,6 +320,17 @@ class Engine:
                     live=False,
                 )
 
+    def forget(self, ids: Iterable[str], cutoff: float) -> None:
+        """Drop sessions retention deleted from the store (if still ended and untouched since)."""
+        for sid in ids:
+            session = self.sessions.get(sid)
+            if session is None or not session.ended or session.updated_at >= cutoff:
+                continue
+            del self.sessions[sid]
+            self.timelines.pop(sid, None)
+            if not session.superseded:  # a superseded row already left every list
+                self.feed.publish({"type": "removed", "id": sid})
+
 
 def _same_pane(a: Session, b: Session) -> bool:
     """Two different sessions on one tmux pane (same server)."""

@@ -10,6 +10,8 @@ from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.history import Ledger
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
+from purplemux.server.logins import FILE as LOGINS_FILE
+from purplemux.server.logins import Logins
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
 from purplemux.store import AsyncStore
@@ -34,10 +36,13 @@ class Runtime:
     history: Ledger = field(default_factory=Ledger)
     """Every session's history fold, continued as events come (purplemux.server.history)."""
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    logins: Logins = field(init=False)
+    """The dashboard's login cookies (kept under the home, keyed with the token)."""
 
     def __post_init__(self) -> None:
         self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")
         self.tmux = TmuxControl()
+        self.logins = Logins(self.settings.home / LOGINS_FILE, self.token)
 
     async def ingest(self, event: Event, live: bool = True) -> None:
         """Apply an event and wait until it is stored: only then may its sender forget it."""

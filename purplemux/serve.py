@@ -5,15 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import sys
+from collections.abc import Iterable
 from types import FrameType
 from typing import TextIO
+from urllib.parse import unquote_plus
 
 import uvicorn
 
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
+from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
@@ -39,6 +43,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
                 "(PURPLEMUX_INPUT=on turns it on)",
                 file=sys.stderr,
             )
+    os.umask(0o077)  # everything the daemon makes in its home is the owner's alone
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -73,9 +78,19 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # Every client would get its own compressor, run per message: for JSON of a few hundred
         # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
         ws_per_message_deflate=False,
+        # Idle keep-alive connections go after a few seconds; a connection that sends no whole
+        # request in time, or one past its client's share, is closed (server/connguard.py).
+        timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
+        http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
     )
-    # uvicorn logs every WebSocket handshake with its query string, access log or not.
-    logging.getLogger("uvicorn.error").addFilter(RedactTokens())
+    # uvicorn logs every WebSocket handshake with its query string, access log or not: every
+    # handler that writes a line (ours and uvicorn's own) blanks secrets first.
+    redact = RedactTokens([token])
+    for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        logger.addFilter(redact)
+        for handler in logger.handlers:
+            handler.addFilter(redact)
     server = QuietServer(config)
     server.run()
     return 0
@@ -105,17 +120,46 @@ class QuietServer(uvicorn.Server):
             self._loop.call_soon_threadsafe(self._exit.set)
 
 
-class RedactTokens(logging.Filter):
-    """Blanks `token=...` in log records: a client may put the token in a WebSocket URL."""
+def _decoded(text: str) -> str:
+    """Percent-decoding applied until nothing changes (a few rounds at most)."""
+    for _ in range(3):
+        plain = unquote_plus(text)
+        if plain == text:
+            break
+        text = plain
+    return text
 
-    PATTERN = re.compile(r"(token=)[^&\s\"']+", re.IGNORECASE)
+
+class RedactTokens(logging.Filter):
+    """Blanks secrets in log records: a client may put the token in a URL (a WebSocket's).
+
+    A `name=value` pair whose name, once percent-decoded, holds "token" in any case
+    (`?token=`, `?tok%65n=`, `?%74oken=`, `?ToKeN=`) loses its value; and the daemon's own
+    token, however it is encoded, never stays in a line.
+    """
+
+    PAIR = re.compile(r"([^=&?;\s\"'/]+)=([^&;\s\"']*)")
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def clean(self, text: str) -> str:
+        def pair(m: re.Match[str]) -> str:
+            return f"{m.group(1)}=<redacted>" if "token" in _decoded(m.group(1)).lower() else m[0]
+
+        text = self.PAIR.sub(pair, text)
+        if self.secrets:
+            plain = _decoded(text)
+            if any(s in text or s in plain for s in self.secrets):
+                for secret in self.secrets:
+                    plain = plain.replace(secret, "<redacted>")
+                text = plain
+        return text
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(
-                self.PATTERN.sub(r"\1<redacted>", a) if isinstance(a, str) else a
-                for a in record.args
-            )
+            record.args = tuple(self.clean(a) if isinstance(a, str) else a for a in record.args)
         if isinstance(record.msg, str):
-            record.msg = self.PATTERN.sub(r"\1<redacted>", record.msg)
+            record.msg = self.clean(record.msg)
         return True

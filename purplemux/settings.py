@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
+DEFAULT_RETENTION = 7 * 24 * 3600.0
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DEFAULT_PORT = 8022
 MAX_BODY = 1024 * 1024
 
@@ -31,6 +33,13 @@ class Settings:
     input: bool | None = None
     """Answering prompts (keys typed into Claude's pane): on, off, or None for the default, which
     is on for a loopback address and off otherwise (PURPLEMUX_INPUT, `serve --no-input`)."""
+
+    request_timeout: float = 10.0
+    """Seconds a connection may take to send a whole request (PURPLEMUX_REQUEST_TIMEOUT)."""
+    retention: float = DEFAULT_RETENTION
+    """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host header names served besides the bound address and localhost (a proxy's name)."""
 
     @property
     def input_allowed(self) -> bool:
@@ -106,6 +115,13 @@ class Settings:
             poll_interval=_float(
                 env.get("PURPLEMUX_POLL_INTERVAL"), 3.0, "PURPLEMUX_POLL_INTERVAL"
             ),
+            retention=duration(env.get("PURPLEMUX_RETENTION"), DEFAULT_RETENTION),
+            request_timeout=duration(
+                env.get("PURPLEMUX_REQUEST_TIMEOUT"), 10.0, "PURPLEMUX_REQUEST_TIMEOUT"
+            ),
+            allowed_hosts=tuple(
+                h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
+            ),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -149,4 +165,22 @@ def _float(raw: str | None, default: float, name: str) -> float:
         raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
+
+
+def duration(raw: str | None, default: float, name: str = "PURPLEMUX_RETENTION") -> float:
+    """`7d`, `12h`, `30m`, `90s` (or plain seconds) as seconds; ValueError says how to fix it."""
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip().lower()
+    number, unit = (text[:-1], text[-1]) if text[-1] in UNITS else (text, "s")
+    try:
+        value = float(number) * UNITS[unit]
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise ValueError(
+            f"{name} must be a positive duration such as 7d, 12h, 30m or 3600s (got {raw!r}); "
+            f"fix or unset it (default 7d)"
+        )
     return value

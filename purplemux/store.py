@@ -91,6 +91,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=2000")
+            if int(self.db.execute("PRAGMA user_version").fetchone()[0]) == 0:
+                # Before the first table: freed pages can then be given back (retention).
+                self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(_unusable(path, exc)) from exc
@@ -223,6 +226,55 @@ class Store:
                 " ON CONFLICT(id) DO UPDATE SET synced=excluded.synced, low=excluded.low",
                 (synced, low),
             )
+
+    def prune(self, cutoff: float, max_events: int) -> tuple[list[str], int]:
+        """Delete ended sessions last changed before `cutoff` with their events, and all but the
+        newest `max_events` events of any session; (deleted session ids, deleted events)."""
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM sessions WHERE updated_at < ? AND json_extract(record, '$.ended')",
+                (cutoff,),
+            )
+        ]
+        events = 0
+        with self.db:
+            self.db.execute("BEGIN")
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                cur = self.db.execute(f"DELETE FROM events WHERE session_id IN ({marks})", chunk)
+                events += max(cur.rowcount, 0)
+                self.db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+                self.db.execute(f"DELETE FROM history_folds WHERE session_id IN ({marks})", chunk)
+            # Events of sessions no longer stored (retired long ago), past the same age.
+            cur = self.db.execute(
+                "DELETE FROM events WHERE received_at < ? AND session_id NOT IN"
+                " (SELECT id FROM sessions)",
+                (cutoff,),
+            )
+            events += max(cur.rowcount, 0)
+            long_logs = self.db.execute(
+                "SELECT session_id FROM events GROUP BY session_id HAVING count(*) > ?",
+                (max_events,),
+            ).fetchall()
+            for (sid,) in long_logs:
+                cur = self.db.execute(
+                    "DELETE FROM events WHERE session_id = ? AND seq NOT IN (SELECT seq FROM"
+                    " events WHERE session_id = ? ORDER BY at DESC, seq DESC LIMIT ?)",
+                    (sid, sid, max_events),
+                )
+                events += max(cur.rowcount, 0)
+        return ids, events
+
+    def compact(self) -> None:
+        """Give freed pages back to the file system and empty the WAL."""
+        if int(self.db.execute("PRAGMA auto_vacuum").fetchone()[0]) == 2:
+            self.db.execute("PRAGMA incremental_vacuum").fetchall()
+        else:  # a database made before retention: converted once (VACUUM rewrites it)
+            self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def count_events(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM events").fetchone()[0])

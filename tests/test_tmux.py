@@ -25,8 +25,7 @@ from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
-from tests.support import REPO, Daemon, free_port, hook, run_hook, wait_for
+from tests.support import REPO, Daemon, free_port, hook, run_hook, settings_for, wait_for
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -381,9 +380,7 @@ def tmux() -> Iterator[Tmux]:
 
 
 def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, tmux: Tmux) -> None:
-    settings = Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
-    )
+    settings = settings_for(tmp_path)
     pane = tmux.pane()
     where = f"{tmux.socket},{tmux.pid},0"
     n = 0
@@ -425,9 +422,7 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
     tmp_path: Path, tmux: Tmux
 ) -> None:
     """A daemon restart re-marks live panes from the store; shutdown leaves no listener."""
-    settings = Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
-    )
+    settings = settings_for(tmp_path)
     pane = tmux.pane()
     with TestClient(create_app(settings, components=[])) as c:  # first run: no marker
         c.headers["Authorization"] = f"Bearer {(settings.home / 'token').read_text().strip()}"

@@ -54,7 +54,7 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
 
 async def transcripts(rt: Runtime) -> None:
     """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model)."""
-    tailer = TranscriptTailer()
+    tailer = TranscriptTailer(root=rt.settings.claude_dir / "projects")
 
     def on_watch(session: Session, path: str | None) -> None:
         if path:
@@ -205,6 +205,7 @@ async def recovery(rt: Runtime) -> None:
             someone.set()
 
     rt.engine.on_change.append(on_change)
+    projects = rt.settings.claude_dir / "projects"
     try:
         await asyncio.sleep(RECOVERY_GRACE)
         while True:
@@ -216,7 +217,9 @@ async def recovery(rt: Runtime) -> None:
                 if s.state is State.UNKNOWN and not s.ended
             ]
             for session in unknown:
-                event = await asyncio.to_thread(judge, session, files.get(session.id), time.time())
+                event = await asyncio.to_thread(
+                    judge, session, files.get(session.id), time.time(), projects
+                )
                 if event is not None:
                     rt.engine.post(event, live=False)
             if unknown:
@@ -228,9 +231,15 @@ async def recovery(rt: Runtime) -> None:
             rt.engine.on_change.remove(on_change)
 
 
-def judge(session: Session, sf: SessionFile | None, now: float) -> Event | None:
-    """The evidence about an unknown session, as one event stamped now (blocking: reads a file)."""
-    turn = read_tail_state(Path(session.transcript_path)) if session.transcript_path else Turn.NONE
+def judge(
+    session: Session, sf: SessionFile | None, now: float, projects: Path | None = None
+) -> Event | None:
+    """The evidence about an unknown session, as one event stamped now (blocking: reads a file).
+
+    Its transcript is read only if it is a regular file under `projects` (when given).
+    """
+    path = session.transcript_path
+    turn = read_tail_state(Path(path), root=projects) if path else Turn.NONE
     common: dict[str, Any] = {
         "session_id": session.id,
         "at": now,

@@ -14,7 +14,7 @@ from purplemux import __version__
 from purplemux import events as ev
 from purplemux.events import Source
 from purplemux.present import DISMISS, allows, session_json
-from purplemux.server.runtime import Runtime, current_runtime, require_auth
+from purplemux.server.runtime import Runtime, current_runtime, require_auth, require_token
 from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
 
@@ -45,7 +45,7 @@ async def health() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
-@router.post("/api/hooks", dependencies=[Depends(require_auth)])
+@router.post("/api/hooks", dependencies=[Depends(require_token)])
 async def post_hook(request: Request, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
     payload = await read_json(request)
     # ASGI decodes headers as latin-1; the script sends UTF-8 (a tmux socket path may hold any).

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from purplemux import __version__
 from purplemux.engine import Engine
-from purplemux.parts import sources
+from purplemux.parts import retention, sources
 from purplemux.parts.notifier import notifier
 from purplemux.parts.pane_marker import pane_marker
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
@@ -24,6 +26,7 @@ from purplemux.paths import web_dir
 from purplemux.runtime import Runtime
 from purplemux.server import act, api, history, notifications, page, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
+from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
 from purplemux.store import AsyncStore
@@ -35,6 +38,7 @@ def default_parts(settings: Settings) -> list[Part]:
     """The long-running parts of a daemon: live sources (unless disabled), spool, notifier..."""
     parts: list[Part] = list(sources.ALL) if settings.watch_sources else []
     parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients]
+    parts.append(retention.retention)
     return parts
 
 
@@ -83,6 +87,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     app.include_router(history.router)
     app.include_router(notifications.router)
     app.add_middleware(SecurityMiddleware)
+    app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
     _install_error_handlers(app)
     return app
@@ -92,14 +97,23 @@ async def _start(settings: Settings) -> Runtime:
     ensure_home(settings.home)
     token = load_or_create_token(settings.home)
     _install_hook_script(settings)
+    _create_private(settings.db_path)
     store = AsyncStore(settings.db_path)
     await store.open()
+    await retention.prune(store, settings)  # before loading: old sessions are never served
+    retention.tighten(settings.home)
     engine = Engine(store)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(settings=settings, token=token, store=store, engine=engine)
     for event in restarts:
         engine.post(event, live=False)
     return rt
+
+
+def _create_private(path: Path) -> None:
+    """The database file made 0600 before SQLite opens it (its -wal and -shm take its mode)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _install_hook_script(settings: Settings) -> None:

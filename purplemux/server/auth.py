@@ -1,4 +1,8 @@
-"""Access: a random token in $PURPLEMUX_HOME, sent as a Bearer header or the login cookie."""
+"""Access: a random token in $PURPLEMUX_HOME, sent as a Bearer header (hooks, the CLI).
+
+Browsers sign in with it once and then hold a login cookie of their own (server/logins.py): the
+token itself is never put in a cookie.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ import secrets
 from pathlib import Path
 
 from starlette.requests import HTTPConnection
-
-COOKIE = "purplemux_token"
 
 
 def ensure_home(home: Path) -> None:
@@ -56,11 +58,11 @@ def read_token(home: Path) -> str | None:
 
 
 def presented_token(conn: HTTPConnection) -> str | None:
-    """The token a request carries: Authorization header first, then the cookie."""
+    """The token a request carries in `Authorization: Bearer` (never read from a cookie)."""
     header = conn.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return conn.cookies.get(COOKIE)
+    return None
 
 
 def token_ok(expected: str, given: str | None) -> bool:

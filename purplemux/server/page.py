@@ -17,7 +17,8 @@ from purplemux import __version__
 from purplemux.model import Session, State
 from purplemux.paths import web_dir
 from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
-from purplemux.server.auth import COOKIE, token_ok
+from purplemux.server import logins
+from purplemux.server.auth import token_ok
 from purplemux.server.runtime import is_authenticated, runtime
 from purplemux.timefmt import duration
 
@@ -49,9 +50,17 @@ async def index(request: Request, token: str | None = None) -> Response:
         response = RedirectResponse(
             "/", status_code=303, headers={"Referrer-Policy": "no-referrer"}
         )
+        # A login secret of its own, never the token: cookies ignore ports, so this one also
+        # reaches other servers on this host; it opens only the dashboard and can be revoked.
         response.set_cookie(
-            COOKIE, rt.token, httponly=True, samesite="strict", max_age=60 * 60 * 24 * 365
+            logins.COOKIE,
+            rt.logins.create(),
+            httponly=True,
+            samesite="strict",
+            path="/",
+            max_age=logins.MAX_AGE,
         )
+        response.delete_cookie(logins.LEGACY_COOKIE, path="/", httponly=True, samesite="strict")
         return response
     if not is_authenticated(request):
         return _login(None, 401)

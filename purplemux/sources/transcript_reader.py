@@ -313,11 +313,18 @@ class TranscriptReader:
         self._dirty = set()
 
 
-def read_tail_state(path: Path, session_id: str = "", tail: int = 4 * MAX_LINE) -> Turn:
-    """How the newest turn looks, from the last `tail` bytes (blocking; NONE if unreadable)."""
+def read_tail_state(
+    path: Path, session_id: str = "", tail: int = 4 * MAX_LINE, root: Path | None = None
+) -> Turn:
+    """How the newest turn looks, from the last `tail` bytes (blocking; NONE if unreadable).
+
+    With `root`, only a regular file under it is read (see transcript_files).
+    """
+    from purplemux.sources.transcript_files import open_transcript
+
     reader = TranscriptReader(session_id)
     try:
-        with open(path, "rb") as f:
+        with open(open_transcript(path, root), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > tail:
                 f.seek(size - tail)
@@ -326,6 +333,6 @@ def read_tail_state(path: Path, session_id: str = "", tail: int = 4 * MAX_LINE) 
                     pass
             while block := f.read(READ_BLOCK):
                 reader.feed(block, flush=False)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: an unsafe path (transcript_files.UnsafePath)
         return Turn.NONE
     return reader.turn

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
@@ -30,8 +31,10 @@ async def watch_dirs(
     recheck_ms: int,
     changed: asyncio.Event | None = None,
     max_recheck_ms: int = MAX_RECHECK_MS,
+    wake: asyncio.Event | None = None,
+    recursive: Callable[[set[Path]], bool] | None = None,
 ) -> AsyncGenerator[set[str] | None, None]:
-    """Watch the folders `dirs()` names (not recursively), forever.
+    """Watch the folders `dirs()` names, forever.
 
     Yields None each time a watch starts (its watcher is registered: a catch-up read now misses
     no write), then the set of paths that changed, or an empty set after a quiet spell
@@ -40,6 +43,10 @@ async def watch_dirs(
     when `dirs()` answers differently after a yield or when `changed` is set (the caller's
     list of files changed); with no folders it waits for `changed`. A failure (permissions,
     inotify limits) is logged once, and the watch retried after `recheck_ms`.
+    `wake` keeps the running watch and yields an empty set (re-check everything): a caller
+    whose new file lies in a folder already watched sets it instead of `changed`. A watch covers
+    subfolders, and folders created in them later, when `recursive(folders)` says so (not by
+    default): a new project folder then adds a watch, it never rebuilds the watch set.
     """
     if inotify.available():
         backend = _watch_inotify(
@@ -49,6 +56,8 @@ async def watch_dirs(
             recheck_ms=recheck_ms,
             max_recheck_ms=max(recheck_ms, max_recheck_ms),
             changed=changed,
+            wake=wake,
+            recursive=recursive,
         )
     else:
         backend = _watch_polling(
@@ -58,6 +67,8 @@ async def watch_dirs(
             step_ms=step_ms,
             recheck_ms=recheck_ms,
             changed=changed,
+            wake=wake,
+            recursive=recursive,
         )
     try:
         async for item in backend:
@@ -66,11 +77,44 @@ async def watch_dirs(
         await backend.aclose()
 
 
-async def _no_dirs(recheck_ms: int, changed: asyncio.Event | None) -> None:
-    if changed is None:
+async def _no_dirs(
+    recheck_ms: int, changed: asyncio.Event | None, wake: asyncio.Event | None = None
+) -> None:
+    signals = [e for e in (changed, wake) if e is not None]
+    if not signals:
         await asyncio.sleep(recheck_ms / 1000)
     else:
-        await changed.wait()
+        await _wait_any(signals, None if changed is not None else recheck_ms / 1000)
+        if wake is not None:
+            wake.clear()
+
+
+def _add(watch: inotify.Inotify, folder: Path, deep: bool, watched: set[str]) -> None:
+    """Watch a folder, and with `deep` every folder below it."""
+    watch.add(folder)
+    watched.add(str(folder))
+    if deep:
+        for root, subdirs, _ in os.walk(folder):
+            for sub in subdirs:
+                path = os.path.join(root, sub)
+                if path not in watched:
+                    watch.add(Path(path))
+                    watched.add(path)
+
+
+def _add_new_folders(watch: inotify.Inotify, paths: set[str], watched: set[str]) -> set[str]:
+    """Under a deep watch: watch the folders that appeared, and name what they already hold
+    (written before their watch existed, so no event will ever say so)."""
+    found: set[str] = set()
+    for path in paths:
+        if path not in watched and os.path.isdir(path):
+            try:
+                _add(watch, Path(path), True, watched)
+            except OSError:
+                continue  # gone again, or a limit: the quiet re-check still covers it
+            for root, _, files in os.walk(path):
+                found.update(os.path.join(root, name) for name in files)
+    return found
 
 
 async def _pause_after_failure(recheck_ms: int, changed: asyncio.Event | None) -> None:
@@ -81,7 +125,7 @@ async def _pause_after_failure(recheck_ms: int, changed: asyncio.Event | None) -
             await asyncio.wait_for(changed.wait(), recheck_ms / 1000)
 
 
-async def _wait_any(events: list[asyncio.Event], timeout: float) -> None:
+async def _wait_any(events: list[asyncio.Event], timeout: float | None) -> None:
     """Until one of the events is set, or timeout seconds."""
     if any(e.is_set() for e in events):
         return
@@ -102,6 +146,8 @@ async def _watch_inotify(
     recheck_ms: int,
     max_recheck_ms: int,
     changed: asyncio.Event | None,
+    wake: asyncio.Event | None,
+    recursive: Callable[[set[Path]], bool] | None,
 ) -> AsyncGenerator[set[str] | None, None]:
     loop = asyncio.get_running_loop()
     failing = False
@@ -110,16 +156,18 @@ async def _watch_inotify(
             changed.clear()
         current = dirs()
         if not current:
-            await _no_dirs(recheck_ms, changed)
+            await _no_dirs(recheck_ms, changed, wake)
             continue
+        deep = recursive is not None and recursive(current)
         ready = asyncio.Event()
-        wakers = [ready] if changed is None else [ready, changed]
+        wakers = [e for e in (ready, changed, wake) if e is not None]
         watch: inotify.Inotify | None = None
         broken = False
         try:
             watch = inotify.Inotify()
+            watched: set[str] = set()
             for folder in sorted(current):
-                watch.add(folder)
+                _add(watch, folder, deep, watched)
             loop.add_reader(watch.fd, ready.set)
             yield None
             if failing:
@@ -130,6 +178,10 @@ async def _watch_inotify(
                 await _wait_any(wakers, quiet / 1000)
                 if changed is not None and changed.is_set():
                     break
+                if wake is not None and wake.is_set():
+                    wake.clear()
+                    yield set()
+                    continue
                 if ready.is_set():
                     ready.clear()
                     paths = watch.read()
@@ -137,6 +189,8 @@ async def _watch_inotify(
                         await asyncio.sleep(debounce_ms / 1000)  # let a burst of writes land
                         ready.clear()
                         paths |= watch.read()
+                    if deep:
+                        paths |= _add_new_folders(watch, paths, watched)
                     if not paths:
                         continue
                     quiet = recheck_ms
@@ -168,22 +222,30 @@ async def _watch_polling(
     step_ms: int,
     recheck_ms: int,
     changed: asyncio.Event | None,
+    wake: asyncio.Event | None,
+    recursive: Callable[[set[Path]], bool] | None,
 ) -> AsyncGenerator[set[str] | None, None]:
-    """watchfiles' notifier (systems without inotify): it wakes every step_ms."""
+    """watchfiles' notifier (systems without inotify): it wakes every step_ms. A `wake` starts
+    the watch anew here (its None asks for a catch-up), simple and rare on such systems."""
     from watchfiles import awatch
 
     failing = False
     while True:
         if changed is not None:
             changed.clear()
+        if wake is not None:
+            wake.clear()
         current = dirs()
         if not current:
-            await _no_dirs(recheck_ms, changed)
+            await _no_dirs(recheck_ms, changed, wake)
             continue
         stop = asyncio.Event()
         poke = asyncio.ensure_future(changed.wait()) if changed is not None else None
         if poke is not None:
             poke.add_done_callback(functools.partial(_set, stop))
+        nudge = asyncio.ensure_future(wake.wait()) if wake is not None else None
+        if nudge is not None:
+            nudge.add_done_callback(functools.partial(_set, stop))
         changes_iter = awatch(
             *current,
             watch_filter=None,
@@ -192,7 +254,7 @@ async def _watch_polling(
             stop_event=stop,
             rust_timeout=recheck_ms,
             yield_on_timeout=True,
-            recursive=False,
+            recursive=recursive is not None and recursive(current),
             force_polling=False,
         )
         first = asyncio.ensure_future(changes_iter.__anext__())
@@ -218,11 +280,11 @@ async def _watch_polling(
                 failing = True
         finally:
             stop.set()
-            for task in (first, poke):
+            for task in (first, poke, nudge):
                 if task is not None:
                     task.cancel()
             await asyncio.gather(
-                *(t for t in (first, poke) if t is not None), return_exceptions=True
+                *(t for t in (first, poke, nudge) if t is not None), return_exceptions=True
             )
             await changes_iter.aclose()
         if broken:

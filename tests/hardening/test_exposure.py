@@ -28,7 +28,7 @@ from websockets.sync.client import connect
 
 from purplemux import cli
 from purplemux.serve import is_loopback
-from purplemux.server import auth
+from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
 from tests.hardening.helpers import Endpoint, concrete, endpoints
@@ -43,6 +43,15 @@ def app_client(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
     """A client with no credentials, and the token it could use."""
     with TestClient(create_app(settings_for(tmp_path))) as c:
         yield c, (tmp_path / "home" / "token").read_text().strip()
+
+
+def login(c: TestClient, token: str) -> dict[str, str]:
+    """Sign in as a browser would; the Cookie header that browser then sends."""
+    r = c.get(f"/?token={token}", follow_redirects=False)
+    assert r.status_code == 303
+    secret = SimpleCookie(r.headers["set-cookie"])[logins.COOKIE].value
+    c.cookies.clear()  # each test sends the header it means to, nothing kept by the client
+    return {"Cookie": f"{logins.COOKIE}={secret}"}
 
 
 def app_endpoints(tmp_path: Path) -> list[Endpoint]:
@@ -170,11 +179,14 @@ def test_login_cookie_is_httponly_samesite_strict(app_client: tuple[TestClient, 
     assert r.status_code == 303
     assert r.headers["location"] == "/"  # the token leaves the address bar at once
     assert _tokens(r.headers, "referrer-policy") == {"no-referrer"}
-    [raw] = r.headers.get_list("set-cookie")
+    raw = [v for v in r.headers.get_list("set-cookie") if v.startswith(logins.COOKIE + "=")]
+    assert len(raw) == 1
     cookie = SimpleCookie()
-    cookie.load(raw)
-    morsel = cookie[auth.COOKIE]
-    assert morsel.value == token
+    cookie.load(raw[0])
+    morsel = cookie[logins.COOKIE]
+    assert token not in morsel.value and len(morsel.value) >= 40  # a secret of its own
+    for value in r.headers.get_list("set-cookie"):  # the token is in no cookie at all
+        assert token not in value
     assert morsel["httponly"] is True
     assert morsel["samesite"].lower() == "strict"
     assert morsel["path"] == "/"
@@ -208,7 +220,7 @@ def test_cross_origin_writes_are_403_even_with_credentials(
     c, token = app_client
     writes = state_changing(tmp_path)
     assert len(writes) >= 4
-    for creds in ({"Authorization": f"Bearer {token}"}, {"Cookie": f"{auth.COOKIE}={token}"}):
+    for creds in ({"Authorization": f"Bearer {token}"}, login(c, token)):
         for e in writes:
             body = b'{"session_id": "csrf", "hook_event_name": "UserPromptSubmit"}'
             r = c.request(e.method, concrete(e.path), headers={**creds, **headers}, content=body)
@@ -232,7 +244,7 @@ def test_websocket_upgrade_from_a_foreign_origin_is_refused(
     app_client: tuple[TestClient, str], origin: str
 ) -> None:
     c, token = app_client
-    for creds in ({"Authorization": f"Bearer {token}"}, {"Cookie": f"{auth.COOKIE}={token}"}):
+    for creds in ({"Authorization": f"Bearer {token}"}, login(c, token)):
         with (
             pytest.raises(WebSocketDisconnect) as refused,
             c.websocket_connect("/api/stream", headers={**creds, "Origin": origin}),
@@ -241,12 +253,14 @@ def test_websocket_upgrade_from_a_foreign_origin_is_refused(
         assert refused.value.code == 4403
 
 
-def test_dns_rebinding_gets_nothing_without_the_token(app_client: tuple[TestClient, str]) -> None:
-    """A rebound name makes Origin and Host agree; the cookie is not sent to it, so: 401."""
-    c, _ = app_client
+def test_dns_rebinding_gets_nothing(app_client: tuple[TestClient, str]) -> None:
+    """A rebound name makes Origin and Host agree; its Host is not ours, so: 400, even health."""
+    c, token = app_client
     rebound = {"Host": "evil.example:8022", "Origin": "http://evil.example:8022"}
-    assert c.get("/api/sessions", headers=rebound).status_code == 401
-    assert c.post("/api/hooks", headers=rebound, content=b"{}").status_code == 401
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert c.get("/api/sessions", headers=rebound).status_code == 400
+    assert c.get("/api/health", headers=rebound).status_code == 400
+    assert c.post("/api/hooks", headers={**rebound, **bearer}, content=b"{}").status_code == 400
 
 
 def test_no_cors_grants_anywhere(tmp_path: Path, app_client: tuple[TestClient, str]) -> None:
@@ -286,7 +300,7 @@ def test_security_headers_on_pages_api_and_errors(app_client: tuple[TestClient, 
     bearer = {"Authorization": f"Bearer {token}"}
     responses = {
         "login page": c.get("/"),
-        "dashboard": c.get("/", headers={"Cookie": f"{auth.COOKIE}={token}"}),
+        "dashboard": c.get("/", headers=login(c, token)),
         "api": c.get("/api/sessions", headers=bearer),
         "health": c.get("/api/health"),
         "static": c.get("/static/app.js"),
@@ -316,7 +330,7 @@ def test_security_headers_on_pages_api_and_errors(app_client: tuple[TestClient, 
 def test_the_dashboard_needs_no_inline_script(app_client: tuple[TestClient, str]) -> None:
     """What the CSP forbids, the page must not rely on: no inline <script>, no on*= handlers."""
     c, token = app_client
-    html = c.get("/", headers={"Cookie": f"{auth.COOKIE}={token}"}).text
+    html = c.get("/", headers=login(c, token)).text
     for tag in re.findall(r"<script\b[^>]*>", html, flags=re.I):
         assert "src=" in tag, tag
     assert not re.search(r"<[^>]+\son[a-z]+\s*=", html, flags=re.I)
@@ -337,7 +351,7 @@ def test_the_token_is_compared_in_constant_time(
     attempts: list[Callable[[], Any]] = [
         lambda: c.get("/api/sessions", headers={"Authorization": f"Bearer {token}"}),
         lambda: c.get("/api/sessions", headers={"Authorization": "Bearer x"}),
-        lambda: c.get("/api/sessions", headers={"Cookie": f"{auth.COOKIE}={token[:-1]}"}),
+        lambda: c.get("/api/sessions", headers={"Authorization": f"Bearer {token[:-1]}"}),
         lambda: c.get(f"/?token={token}z", follow_redirects=False),
     ]
     for attempt in attempts:
@@ -379,15 +393,18 @@ def test_token_and_cookie_never_reach_the_log(daemon: Daemon) -> None:
     token = daemon.token
     login = request(daemon, "GET", f"/?token={quote(token)}")
     assert login.status == 303
-    cookie = login.getheader("set-cookie", "").split(";", 1)[0]
-    assert cookie == f"{auth.COOKIE}={token}"
+    cookies = [c.split(";", 1)[0] for c in login.headers.get_all("set-cookie") or []]
+    [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
+    assert token not in cookie
     jar = {"Cookie": cookie}
     assert request(daemon, "GET", "/", jar).status == 200
     assert request(daemon, "GET", "/api/sessions", jar).status == 200
     assert request(daemon, "GET", "/api/sessions/nope", jar).status == 404
     assert request(daemon, "GET", "/api/push/key", jar).status == 200
     hook = b'{"session_id": "logged", "hook_event_name": "UserPromptSubmit"}'
-    assert request(daemon, "POST", "/api/hooks", jar, hook).status == 202
+    assert request(daemon, "POST", "/api/hooks", jar, hook).status == 401  # hooks: the token
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert request(daemon, "POST", "/api/hooks", bearer, hook).status == 202
     assert request(daemon, "POST", "/api/hooks", {**jar, "Origin": EVIL}, hook).status == 403
     assert request(daemon, "GET", f"/?token={quote(token)}extra").status == 401  # a stale link
     assert (
@@ -403,7 +420,7 @@ def test_token_and_cookie_never_reach_the_log(daemon: Daemon) -> None:
     daemon.stop()
     logs = daemon.logs()
     assert "purplemux listening on" in logs and "purplemux open" in logs  # not a terminal
-    for secret in {token, quote(token), quote(token, safe="")}:
+    for secret in {token, quote(token), quote(token, safe=""), cookie.split("=", 1)[1]}:
         assert secret not in logs, logs
     assert "Bearer" not in logs
 

@@ -19,7 +19,12 @@ HOOK = REPO / "hooks" / "status-hook.sh"
 
 def settings_for(root: Path, **overrides: Any) -> Settings:
     """An in-process daemon's settings: its own home, no live sources, no port file."""
-    values: dict[str, Any] = {"port": 0, "watch_sources": False, **overrides}
+    values: dict[str, Any] = {
+        "port": 0,
+        "watch_sources": False,
+        "allowed_hosts": ("testserver",),  # the name TestClient sends
+        **overrides,
+    }
     return Settings(home=root / "home", claude_dir=root / "claude", **values)
 
 

