@@ -16,14 +16,16 @@ from tests.sources.test_transcripts import collect, end, prompt, stops
 async def test_new_sessions_in_new_folders_keep_one_watch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[tuple[Any, ...]] = []
-    real = watch.awatch
+    started: list[Any] = []
+    real = watch.inotify.Inotify
 
-    def counting(*paths: Any, **kwargs: Any) -> Any:  # a spy: the real watcher runs
-        started.append(paths)
-        return real(*paths, **kwargs)
+    def counting() -> Any:  # a spy: the real inotify watch runs
+        made = real()
+        started.append(made)
+        return made
 
-    monkeypatch.setattr(watch, "awatch", counting)
+    assert watch.inotify.available(), "this test is about the inotify watch (Linux)"
+    monkeypatch.setattr(watch.inotify, "Inotify", counting)
     root = tmp_path / "projects"
     first = root / "-w-a" / "a.jsonl"
     first.parent.mkdir(parents=True)
