@@ -50,6 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow listening on a non-loopback address (read SECURITY.md first)",
     )
+    # Several machines, one view (purplemux/hosts): a shared Redis.
+    serve.add_argument(
+        "--broker",
+        metavar="URL",
+        help="redis:// or rediss:// URL shared by the daemons of several machines "
+        "(env PURPLEMUX_BROKER; password from PURPLEMUX_BROKER_PASSWORD_FILE)",
+    )
+    serve.add_argument(
+        "--host-name", help="this machine's name on the shared view (default: the hostname)"
+    )
 
     install = sub.add_parser("install-hooks", help="register the hook script in Claude's settings")
     install.add_argument("--settings", metavar="FILE", help="write a standalone settings file")
@@ -110,7 +120,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 0
     try:
         settings = Settings.from_env(
-            host=getattr(args, "host", None), port=getattr(args, "port", None)
+            host=getattr(args, "host", None),
+            port=getattr(args, "port", None),
+            broker=getattr(args, "broker", None),
+            host_name=getattr(args, "host_name", None),
         )
     except ValueError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
@@ -32,6 +33,16 @@ WatchListener = Callable[[Session, str | None], None]
 """Called with a transcript path to follow for the session, or None to stop."""
 ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
+RemoveListener = Callable[[str], None]
+"""Called with the id of a session that left the list (the broker tells other hosts)."""
+
+
+class RemoteSessions(Protocol):
+    """Other hosts' sessions, merged into what the engine serves (purplemux/hosts)."""
+
+    def snapshot(self, include_ended: bool) -> list[dict[str, Any]]: ...
+
+    def get(self, session_id: str) -> dict[str, Any] | None: ...
 
 
 _Undo = dict[str, tuple[Session | None, Timeline | None, tuple[Session, list[Entry]] | None]]
@@ -60,9 +71,17 @@ class Engine:
     """Consumes one queue; applies each event to its session's timeline; runs the effects."""
 
     def __init__(
-        self, store: AsyncStore, clock: Callable[[], float] = time.time, queue_size: int = 10_000
+        self,
+        store: AsyncStore,
+        clock: Callable[[], float] = time.time,
+        queue_size: int = 10_000,
+        host: str = "",
     ) -> None:
         self.store = store
+        self.host = host
+        """This machine's name: every session this engine serves carries it as `host`."""
+        self.remote: RemoteSessions | None = None
+        """Other hosts' sessions (a broker is configured): merged into snapshots, never stepped."""
         self.clock = clock
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
@@ -70,6 +89,7 @@ class Engine:
         self.on_notify: list[NotifyListener] = []
         self.on_watch: list[WatchListener] = []
         self.on_change: list[ChangeListener] = []
+        self.on_remove: list[RemoveListener] = []
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -104,9 +124,22 @@ class Engine:
         return restarts
 
     def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
-        """Every session as JSON, newest first."""
+        """Every session as JSON (other hosts' too, with a broker), newest first."""
         items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        return [s.to_json() for s in items if include_ended or not s.ended]
+        local = [self.public(s) for s in items if include_ended or not s.ended]
+        if self.remote is None:
+            return local
+        merged = local + self.remote.snapshot(include_ended)
+        merged.sort(key=lambda s: float(s.get("updated_at") or 0.0), reverse=True)
+        return merged
+
+    def public(self, session: Session) -> dict[str, Any]:
+        """A local session's JSON as served: its owner (`host`) and whether it is `stale`."""
+        data = session.to_json()
+        data["host"] = self.host
+        data["stale"] = False
+        data["offline_since"] = None
+        return data
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -229,7 +262,7 @@ class Engine:
                 # (hooks and the poller race): the pane's row has moved on, retire this one.
                 self._retire_if_replaced(self.sessions[session.id])
         for session in broadcast.values():
-            self.feed.publish({"type": "session", "session": session.to_json()})
+            self.feed.publish({"type": "session", "session": self.public(session)})
             self._call(self.on_change, session)
 
     def _undo(
@@ -311,6 +344,7 @@ class Engine:
         if session.id not in self._retired:
             self._retired.add(session.id)
             self.feed.publish({"type": "removed", "id": session.id})
+            self._call(self.on_remove, session.id)
 
 
 def _same_pane(a: Session, b: Session) -> bool:

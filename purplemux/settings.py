@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8022
 MAX_BODY = 1024 * 1024
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,17 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    # --- several machines (purplemux/hosts): off unless a broker URL is given ----------------
+    host_name: str = field(default_factory=lambda: socket.gethostname() or "localhost")
+    """This machine's name on the shared dashboard (default: the hostname)."""
+    broker: str | None = None
+    """redis:// or rediss:// URL of the Redis that daemons on several machines share."""
+    broker_password_file: Path | None = None
+    """A file holding the broker's password (kept off command lines and URLs)."""
+    heartbeat_ttl: float = 10.0
+    """Seconds after a host's last heartbeat before its rows are marked stale."""
+    prune_after: float = 86_400.0
+    """Seconds a stale host's rows stay listed before they are dropped."""
 
     @property
     def db_path(self) -> Path:
@@ -80,8 +94,32 @@ class Settings:
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
+            host_name=env.get("PURPLEMUX_HOST_NAME") or socket.gethostname() or "localhost",
+            broker=env.get("PURPLEMUX_BROKER") or None,
+            broker_password_file=(
+                Path(env["PURPLEMUX_BROKER_PASSWORD_FILE"]).expanduser()
+                if env.get("PURPLEMUX_BROKER_PASSWORD_FILE")
+                else None
+            ),
+            heartbeat_ttl=_float(
+                env.get("PURPLEMUX_HEARTBEAT_TTL"), 10.0, "PURPLEMUX_HEARTBEAT_TTL"
+            )
+            or 10.0,
+            prune_after=_float(
+                env.get("PURPLEMUX_HOST_PRUNE_AFTER"), 86_400.0, "PURPLEMUX_HOST_PRUNE_AFTER"
+            ),
         )
-        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        if not HOST_NAME.fullmatch(settings.host_name):
+            raise ValueError(
+                f"the host name must be 1-64 letters, digits, '.', '_' or '-', "
+                f"got {settings.host_name!r} (set --host-name or PURPLEMUX_HOST_NAME)"
+            )
+        if settings.broker and not settings.broker.startswith(("redis://", "rediss://")):
+            raise ValueError(
+                f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
+            )
+        return settings
 
 
 def _int(raw: str | None, default: int, name: str) -> int:

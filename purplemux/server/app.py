@@ -20,7 +20,7 @@ from purplemux import __version__
 from purplemux.engine import Engine
 from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
-from purplemux.server import api, notifications, page, sources, stream
+from purplemux.server import api, hosts, notifications, page, sources, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.runtime import Runtime
 from purplemux.server.security import SecurityMiddleware
@@ -43,6 +43,8 @@ def default_components(settings: Settings) -> list[Component]:
     parts: list[Component] = list(sources.ALL) if settings.watch_sources else []
     parts.append(notifications.notifier)
     parts.append(pane_marker)
+    if settings.broker:
+        parts.append(hosts.broker)
     return parts
 
 
@@ -98,7 +100,7 @@ async def _start(settings: Settings) -> Runtime:
     _install_hook_script(settings)
     store = AsyncStore(settings.db_path)
     await store.open()
-    engine = Engine(store)
+    engine = Engine(store, host=settings.host_name)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(settings=settings, token=token, store=store, engine=engine)
     for event in restarts:
