@@ -19,6 +19,7 @@ from purplemux import __version__
 from purplemux.model import Session
 from purplemux.paths import web_dir
 from purplemux.server.auth import COOKIE, token_ok
+from purplemux.server.hosts import broker_health
 from purplemux.server.runtime import is_authenticated, runtime
 from purplemux.timefmt import duration
 
@@ -69,7 +70,7 @@ async def index(request: Request, token: str | None = None) -> Response:
         return response
     if not is_authenticated(request):
         return _login(None, 401)
-    html = render_dashboard(rt.engine.snapshot(), time.time())
+    html = render_dashboard(rt.engine.snapshot(), time.time(), broker=broker_health(rt))
     # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
     return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
@@ -97,13 +98,17 @@ def _env(templates: Path) -> Environment:
         pane_of=pane_of,
         iso=iso,
         clock=clock,
+        offline=offline,
         jsnum=jsnum,
     )
     return env
 
 
-def render_dashboard(sessions: Sequence[SessionJson], now: float) -> str:
-    """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`."""
+def render_dashboard(
+    sessions: Sequence[SessionJson], now: float, broker: Mapping[str, Any] | None = None
+) -> str:
+    """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`;
+    `broker`: the shared broker's state when several hosts share one view (/api/health's)."""
     active = [s for s in sessions if not s.get("ended")]
     ended = sorted(
         (s for s in sessions if s.get("ended")), key=lambda s: -float(s.get("updated_at") or 0)
@@ -127,6 +132,7 @@ def render_dashboard(sessions: Sequence[SessionJson], now: float) -> str:
             now=now,
             blank=blank_session(),
             version=__version__,
+            broker=broker or {"state": "off"},
         )
     )
 
@@ -162,6 +168,8 @@ class Group:
     label: str
     title: str
     windows: list[Window] = field(default_factory=list)
+    host: str = ""
+    """The machine, when sessions of several hosts are listed (a broker): groups go by host first."""
 
     def as_json(self) -> dict[str, Any]:
         """The shape view.js's groupSessions returns, for the parity test."""
@@ -170,6 +178,7 @@ class Group:
             "kind": self.kind,
             "label": self.label,
             "title": self.title,
+            "host": self.host,
             "windows": [
                 {"key": w.key, "label": w.label, "ids": [s["id"] for s in w.sessions]}
                 for w in self.windows
@@ -216,11 +225,16 @@ def group_sessions(sessions: Iterable[SessionJson]) -> list[Group]:
     """Sidebar sections in display order: tmux sessions, bare tmux sockets, then projects."""
     groups: dict[str, Group] = {}
     windows: dict[str, Window] = {}
+    sessions = list(sessions)
+    several = len({s.get("host") or "" for s in sessions}) > 1
     for s in sessions:
         key, kind, glabel, gtitle, wkey, wlabel = place(s)
+        host = str(s.get("host") or "") if several else ""
+        if host:  # the same tmux session name on two machines is two groups
+            key, wkey = f"host:{host}|{key}", f"host:{host}|{wkey}"
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(key, kind, glabel, gtitle)
+            group = groups[key] = Group(key, kind, glabel, gtitle, host=host)
         window = windows.get(wkey)
         if window is None:
             window = windows[wkey] = Window(wkey, wlabel)
@@ -230,7 +244,7 @@ def group_sessions(sessions: Iterable[SessionJson]) -> list[Group]:
         group.windows.sort(key=lambda w: _natural(w.label))
         for window in group.windows:
             window.sessions.sort(key=_row_order)
-    return sorted(groups.values(), key=lambda g: (KIND_ORDER[g.kind], g.label, g.key))
+    return sorted(groups.values(), key=lambda g: (g.host, KIND_ORDER[g.kind], g.label, g.key))
 
 
 # --- what a row says ------------------------------------------------------------------------
@@ -271,6 +285,14 @@ def reason(session: SessionJson) -> str:
     """Why a session wants the user, in one line (the recent panel)."""
     error = session.get("error")
     return f"Failed: {error}" if error else detail(session)[2]
+
+
+def offline(session: SessionJson) -> str:
+    """A stale row's note: its host stopped beating (view.js's offline)."""
+    if not session.get("stale"):
+        return ""
+    since = session.get("offline_since")
+    return f"host offline since {clock(float(since))}" if since else "host offline"
 
 
 def jsnum(x: float) -> str:

@@ -142,17 +142,22 @@ function rowOrder(s) {
 export function groupSessions(sessions) {
   const groups = new Map();
   const windows = new Map();
+  // Several hosts (a shared broker): groups go by host first (page.py's group_sessions).
+  const several = new Set(sessions.map((s) => s.host || "")).size > 1;
   for (const s of sessions) {
     const p = place(s);
-    let group = groups.get(p.key);
+    const host = several ? String(s.host || "") : "";
+    const key = host ? `host:${host}|${p.key}` : p.key;
+    const windowKey = host ? `host:${host}|${p.windowKey}` : p.windowKey;
+    let group = groups.get(key);
     if (!group) {
-      group = { key: p.key, kind: p.kind, label: p.label, title: p.title, windows: [] };
-      groups.set(p.key, group);
+      group = { key, kind: p.kind, label: p.label, title: p.title, host, windows: [] };
+      groups.set(key, group);
     }
-    let win = windows.get(p.windowKey);
+    let win = windows.get(windowKey);
     if (!win) {
-      win = { key: p.windowKey, label: p.windowLabel, sessions: [] };
-      windows.set(p.windowKey, win);
+      win = { key: windowKey, label: p.windowLabel, sessions: [] };
+      windows.set(windowKey, win);
       group.windows.push(win);
     }
     win.sessions.push(s);
@@ -162,7 +167,9 @@ export function groupSessions(sessions) {
     g.windows.sort((a, b) => cmpTuples(natural(a.label), natural(b.label)));
     for (const w of g.windows) w.sessions.sort((a, b) => cmpTuples(rowOrder(a), rowOrder(b)));
   }
-  out.sort((a, b) => cmpTuples([KIND_ORDER[a.kind], a.label, a.key], [KIND_ORDER[b.kind], b.label, b.key]));
+  out.sort((a, b) =>
+    cmpTuples([a.host, KIND_ORDER[a.kind], a.label, a.key], [b.host, KIND_ORDER[b.kind], b.label, b.key]),
+  );
   return out;
 }
 
@@ -213,6 +220,14 @@ export function fillRow(row, s, now) {
   setText(slot(line, "text"), text);
   show(line, Boolean(text));
 
+  // A row of a host that stopped beating (page.py's offline).
+  row.toggleAttribute("data-stale", Boolean(s.stale));
+  const away = slot(row, "offline");
+  if (away) {
+    setText(away, offline(s));
+    show(away, Boolean(s.stale));
+  }
+
   setText(slot(row, "error-text"), s.error || "");
   show(slot(row, "error"), Boolean(s.error));
 
@@ -239,6 +254,13 @@ export function makeGroup(g) {
   const head = document.createElement("h2");
   head.className = "group-head";
   head.title = g.title;
+  if (g.host) {
+    section.dataset.host = g.host;
+    const host = document.createElement("span");
+    host.className = "group-host";
+    host.textContent = g.host;
+    head.append(host, " ");
+  }
   const kind = document.createElement("span");
   kind.className = "group-kind";
   kind.textContent = KIND_NAMES[g.kind];
@@ -300,6 +322,11 @@ export function makeRecent(s) {
   link.append(what, at, why);
   item.append(link);
   return item;
+}
+
+export function offline(s) {
+  if (!s.stale) return "";
+  return s.offline_since ? `host offline since ${clock(s.offline_since)}` : "host offline";
 }
 
 // Why a session wants the user, in one line (the recent panel).
