@@ -220,7 +220,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     """The status table: state, project, pane, time in state, what it waits for / does / said."""
     if not sessions:
         return "no sessions\n"
-    rows = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    rows: list[tuple[str, ...]] = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
     for s in sessions:
         pane = (s.get("tmux") or {}).get("pane") or "-"
         detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
@@ -234,15 +234,31 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 s["id"][:8],
             )
         )
+    rows = _with_hosts(rows, sessions)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         if colour and n:
-            state = row[0].split(" ")[0]
-            cells[0] = f"{STATE_COLOURS.get(state, '')}{cells[0]}\033[0m"
+            at = 1 if rows[0][0] == "HOST" else 0
+            state = row[at].split(" ")[0]
+            cells[at] = f"{STATE_COLOURS.get(state, '')}{cells[at]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _with_hosts(
+    rows: list[tuple[str, ...]], sessions: list[dict[str, Any]]
+) -> list[tuple[str, ...]]:
+    """Several hosts (a shared broker): a HOST column first, "(offline)" on a stale host's rows."""
+    if len({s.get("host") for s in sessions}) < 2:
+        return rows
+    out = []
+    for row, s in zip(rows[1:], sessions, strict=True):
+        host = str(s.get("host") or "-") + (" (offline)" if s.get("stale") else "")
+        out.append((host, *row))
+    out.sort(key=lambda r: r[0])  # by host first, newest first within one (a stable sort)
+    return [("HOST", *rows[0]), *out]
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:

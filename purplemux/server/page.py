@@ -169,7 +169,7 @@ class Group:
     title: str
     windows: list[Window] = field(default_factory=list)
     host: str = ""
-    """The machine, when sessions of several hosts are listed (a broker): groups go by host first."""
+    """The machine, when several hosts are listed (a broker): groups go by host first."""
 
     def as_json(self) -> dict[str, Any]:
         """The shape view.js's groupSessions returns, for the parity test."""
@@ -292,7 +292,8 @@ def offline(session: SessionJson) -> str:
     if not session.get("stale"):
         return ""
     since = session.get("offline_since")
-    return f"host offline since {clock(float(since))}" if since else "host offline"
+    note = f"host offline since {clock(float(since))}" if since else "host offline"
+    return f"{session.get('host') or '?'}: {note}"
 
 
 def jsnum(x: float) -> str:

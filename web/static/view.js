@@ -326,7 +326,8 @@ export function makeRecent(s) {
 
 export function offline(s) {
   if (!s.stale) return "";
-  return s.offline_since ? `host offline since ${clock(s.offline_since)}` : "host offline";
+  const note = s.offline_since ? `host offline since ${clock(s.offline_since)}` : "host offline";
+  return `${s.host || "?"}: ${note}`;
 }
 
 // Why a session wants the user, in one line (the recent panel).
