@@ -1,12 +1,13 @@
 #!/bin/sh
-# Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl (Debian
-# packages) and the pinned Claude Code CLI (npm, into a cache folder). Idempotent and quiet.
+# Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl,
+# redis-server (Debian packages) and the pinned Claude Code CLI (npm, into a cache folder). Idempotent and quiet.
 set -eu
 missing=
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v dash >/dev/null 2>&1 || missing="$missing dash"
 command -v curl >/dev/null 2>&1 || missing="$missing curl"
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing="$missing redis-server"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then

@@ -13,6 +13,7 @@ from tests.daemon import Daemon, wait_for
 from tests.hosts.cluster import (
     RedisServer,
     boot,
+    fake_notify_send,
     health,
     hook,
     host_daemon,
@@ -184,7 +185,10 @@ def test_each_daemon_serves_its_own_sessions_while_redis_is_down(
     b = host_daemon(base, "bravo", redis)
     daemons.extend([a, b])
     start_all([a, b])  # they start without it
-    for d, sid in ((a, "0ff11e00-0000-4000-8000-00000000000a"), (b, "0ff11e00-0000-4000-8000-00000000000b")):
+    for d, sid in (
+        (a, "0ff11e00-0000-4000-8000-00000000000a"),
+        (b, "0ff11e00-0000-4000-8000-00000000000b"),
+    ):
         post_hook(d, hook("SessionStart", sid))
         post_hook(d, hook("UserPromptSubmit", sid, prompt="x"))
         listed = d.sessions()
@@ -198,3 +202,36 @@ def test_each_daemon_serves_its_own_sessions_while_redis_is_down(
     redis.start()
     for d in (a, b):
         wait_for(lambda d=d: len(d.sessions()) == 2, timeout=15)
+
+
+def test_a_remote_entry_notifies_once_and_never_again_on_a_reconnect(
+    redis: RedisServer, daemons: list[Daemon], base: Path
+) -> None:
+    record = base / "notify-send.log"
+    path = fake_notify_send(base / "bin", record)
+    a = host_daemon(base, "alpha", redis)
+    b = host_daemon(base, "bravo", redis, PURPLEMUX_DESKTOP_NOTIFY="1", PATH=path)
+    daemons.extend([a, b])
+    start_all([a, b])
+    for d in (a, b):
+        wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=30)
+    sid = "a1e47000-0000-4000-8000-00000000000a"
+    cwd = "/src/remote-proj"
+    post_hook(a, hook("SessionStart", sid, cwd=cwd))
+    post_hook(a, hook("UserPromptSubmit", sid, cwd=cwd, prompt="go"))
+    post_hook(a, hook("Stop", sid, cwd=cwd, last_assistant_message="Finished the remote job."))
+    wait_for(lambda: record.exists() and record.read_text(), timeout=15)
+    lines = record.read_text().splitlines()
+    assert len(lines) == 1 and "remote-proj" in lines[0]
+    # Redis loses everything; alpha republishes, bravo reloads: the same entry, no new notice.
+    redis.kill()
+    wait_for(lambda: health(b)["broker"]["state"] == "down", timeout=15)
+    redis.start()
+    wait_for(lambda: health(b)["broker"]["state"] == "connected", timeout=15)
+    wait_for(lambda: health(a)["broker"]["state"] == "connected", timeout=15)
+    wait_for(lambda: (r := row(b, sid)) is not None and r["state"] == "review", timeout=10)
+    # A new entry still notifies: the dedupe is per entry, not per session.
+    post_hook(a, hook("UserPromptSubmit", sid, cwd=cwd, prompt="again"))
+    post_hook(a, hook("Stop", sid, cwd=cwd, last_assistant_message="Second job done."))
+    wait_for(lambda: len(record.read_text().splitlines()) == 2, timeout=15)
+    assert "Finished the remote job." not in record.read_text().splitlines()[1]
