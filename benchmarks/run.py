@@ -28,6 +28,7 @@ from typing import Any
 
 import common
 import hook_latency
+import hosts
 import ingest
 import scale
 import tail
@@ -60,6 +61,7 @@ class Sizes:
     long_line_runs: int
     soak_seconds: int = 600
     soak_sessions: int = 20
+    hosts_samples: int = 200
 
 
 FULL = Sizes(
@@ -89,6 +91,7 @@ QUICK = Sizes(
     long_line_runs=3,
     soak_seconds=5,
     soak_sessions=3,
+    hosts_samples=10,
 )
 
 
@@ -807,7 +810,61 @@ def render(sections: list[Section], info: dict[str, str], meta: dict[str, str]) 
     return "\n".join(lines)
 
 
-SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak")
+# --- 8. several hosts ----------------------------------------------------------------------------
+
+
+def section_hosts(root: Path, sizes: Sizes) -> Section:
+    result = hosts.run(root / "hosts", sizes.hosts_samples)
+    remote, local = result.stats()
+    goal = 1500.0
+    ok = remote.p99 <= goal and result.timeouts == 0
+    sec = Section("8. Several hosts: a change on one host → another host's WebSocket client")
+    sec.lines += [
+        "A real `redis-server` (loopback, no persistence) and two daemons as if on two machines, "
+        "each with its own home. A sample POSTs one hook event to the owner (UserPromptSubmit → "
+        "busy, Stop → review, alternating) and ends when the other daemon's `/api/stream` "
+        "client receives the new state; the owner's own feed, in the same sample, is the "
+        f"baseline. {sizes.hosts_samples} samples (`benchmarks/hosts.py`).",
+        "",
+        *table(
+            ["path", "samples", "p50 ms", "p99 ms", "min ms", "max ms", "timeouts", "goal"],
+            [
+                [
+                    "POST → another host's feed (through Redis)",
+                    remote.n,
+                    ms(remote.median),
+                    ms(remote.p99),
+                    ms(remote.min),
+                    ms(remote.max),
+                    result.timeouts,
+                    f"p99 ≤ {goal:.0f} ms: {verdict(ok)}",
+                ],
+                [
+                    "POST → the owner's own feed (baseline)",
+                    local.n,
+                    ms(local.median),
+                    ms(local.p99),
+                    ms(local.min),
+                    ms(local.max),
+                    result.timeouts,
+                    "",
+                ],
+            ],
+        ),
+    ]
+    sec.summary.append(
+        [
+            "8",
+            "a change on one host → another host's feed, p99",
+            f"{ms(remote.p99)} ms (p50 {ms(remote.median)})",
+            f"p99 ≤ {goal:.0f} ms",
+            verdict(ok),
+        ]
+    )
+    return sec
+
+
+SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak", "hosts")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -838,6 +895,7 @@ def main(argv: list[str] | None = None) -> int:
             "tail": lambda: section_tail(root, sizes, cache),
             "e2e": lambda: section_e2e(args.e2e_json),
             "soak": lambda: section_soak(sizes),
+            "hosts": lambda: section_hosts(root, sizes),
         }
         for key in SECTIONS:
             if key not in wanted:
