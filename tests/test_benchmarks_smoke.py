@@ -19,6 +19,7 @@ SECTIONS = (
     "4. Scale",
     "5. Transcript tail",
     "6. Real CLI signal latencies (end-to-end tier)",
+    "8. Several hosts: a change on one host → another host's WebSocket client",
 )
 NUMBER = re.compile(r"\d+\.\d+|\d{2,}")
 
