@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test-deps test test-fast lint typecheck bench screenshot clean
+.PHONY: setup test-deps test test-fast lint typecheck mutation bench screenshot clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,11 @@ lint: setup
 
 typecheck: setup
 	$(BIN)/mypy
+
+# Break each cell and guard of the state machine's table in turn; the core tests must notice
+# (>= 95 % killed). Survivors are explained in tests/expected_transitions.md.
+mutation: setup
+	$(BIN)/python scripts/mutation.py --min 95
 
 # The real-CLI latencies (section 6) come from the e2e tier, which records them as it runs.
 bench: test-deps

@@ -22,7 +22,7 @@ from pathlib import Path
 from common import Daemon, Stats, bench_daemon, tempdir, wait_for
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.hosts.cluster import RedisServer, boot, health, stop_all
+from tests.support.hosts import RedisServer, boot, health, stop_all
 
 SID = "b0571000-5b2d-4e8a-9c3f-1d2e3f4a5b6c"
 STEPS = (("UserPromptSubmit", "busy"), ("Stop", "review"))

@@ -2,7 +2,8 @@
 
 Starts a real daemon (`python -m purplemux serve`) in a temporary home, gives it --sessions
 sessions through POST /api/hooks, then runs the command N times with the daemon up and N times
-with it down (a closed port: the answer must be an empty line, fast), and prints min / median /
+with it down (a closed port: the answer must be an empty line, fast), then a few times against a
+silent daemon (accepts, never answers: bounded by the client's budget), and prints min / median /
 max wall time in milliseconds. The first line is the floor: a Python that does nothing.
 
     python benchmarks/tmux_status.py [-n 50] [--sessions 30]
@@ -21,6 +22,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from purplemux import tmux_status as ts
 
 REPO = Path(__file__).resolve().parent.parent
 STATES = ("UserPromptSubmit", "Stop", "PermissionRequest")
@@ -121,6 +124,15 @@ def main() -> None:
         times, out = measure(command, env, args.n)
         report("tmux-status, daemon down", times)
         print(f"{'':<32} output: {out.decode()!r}")
+        # A daemon that accepts the connection and never answers: the client's own budget
+        # (tmux_status.TIMEOUT) bounds the wait. tests/test_tmux.py checks that it gives up.
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen()
+            (root / "home" / "port").write_text(f"{silent.getsockname()[1]}\n")
+            times, out = measure(command, env, min(args.n, 10))
+        report("tmux-status, silent daemon", times)
+        print(f"{'':<32} output: {out.decode()!r} (budget {ts.TIMEOUT * 1000:.0f} ms)")
 
 
 if __name__ == "__main__":

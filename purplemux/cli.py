@@ -25,13 +25,14 @@ LIGHT_COMMANDS = frozenset({"tmux-status"})
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
 
-STATE_COLOURS = {
-    "idle": "\033[90m",
-    "busy": "\033[36m",
-    "needs-input": "\033[33;1m",
-    "review": "\033[35;1m",
-    "unknown": "\033[37m",
+TERMINAL_COLOURS = {
+    "yellow": "\033[33;1m",
+    "magenta": "\033[35;1m",
+    "cyan": "\033[36m",
+    "grey": "\033[90m",
+    "white": "\033[37m",
 }
+"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--host-name", help="this machine's name on the shared view (default: the hostname)"
     )
+    serve.add_argument(
+        "--no-input",
+        action="store_true",
+        help="never type into panes: answering prompts is refused (env PURPLEMUX_INPUT=off)",
+    )
 
     install = sub.add_parser("install-hooks", help="register the hook script in Claude's settings")
     install.add_argument("--settings", metavar="FILE", help="write a standalone settings file")
@@ -74,6 +80,20 @@ def build_parser() -> argparse.ArgumentParser:
     dismiss = sub.add_parser("dismiss", help="mark a review as seen (review -> idle)")
     dismiss.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
     dismiss.add_argument("--all", action="store_true", help="dismiss every session in review")
+
+    peek = sub.add_parser("peek", help="print a session's screen and the prompt on it")
+    peek.add_argument("id", help="session id (a unique prefix is enough)")
+    peek.add_argument("--json", action="store_true", help="print the JSON of GET /screen")
+
+    answer = sub.add_parser("answer", help="answer the prompt a session shows now")
+    answer.add_argument("id", help="session id (a unique prefix is enough)")
+    how = answer.add_mutually_exclusive_group(required=True)
+    how.add_argument("--option", metavar="LABEL", help="the option to pick, by its label as shown")
+    how.add_argument("--text", help="a free-text answer to a question")
+    how.add_argument("--cancel", action="store_true", help="press Esc on the prompt")
+
+    jump = sub.add_parser("jump", help="bring a session's pane to the front (switches your client)")
+    jump.add_argument("id", help="session id (a unique prefix is enough)")
 
     open_ = sub.add_parser("open", help="print the dashboard login link")
     open_.add_argument("--browser", action="store_true", help="also open it in a web browser")
@@ -124,6 +144,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             port=getattr(args, "port", None),
             broker=getattr(args, "broker", None),
             host_name=getattr(args, "host_name", None),
+            input=False if getattr(args, "no_input", False) else None,
         )
     except ValueError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
@@ -221,44 +242,45 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     if not sessions:
         return "no sessions\n"
     rows: list[tuple[str, ...]] = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    colours = [""]
     for s in sessions:
-        pane = (s.get("tmux") or {}).get("pane") or "-"
-        detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
+        v = s["view"]  # what purplemux.present decided a person reads about it
         rows.append(
             (
-                s["state"] + (" (ended)" if s.get("ended") else ""),
-                s.get("project") or "-",
-                pane,
-                duration(now - float(s.get("state_since") or now)),
-                (detail or "").replace("\n", " ")[:60],
+                v["label"] + (" (ended)" if v["ended"] else ""),
+                v["name"],
+                v["pane"] or "-",
+                duration(now - float(v["since"] or now)),
+                v["reason"].replace("\n", " ")[:60],
                 s["id"][:8],
             )
         )
-    rows = _with_hosts(rows, sessions)
+        colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
+    rows, colours = _with_hosts(rows, colours, sessions)
+    at = 1 if rows[0][0] == "HOST" else 0
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         if colour and n:
-            at = 1 if rows[0][0] == "HOST" else 0
-            state = row[at].split(" ")[0]
-            cells[at] = f"{STATE_COLOURS.get(state, '')}{cells[at]}\033[0m"
+            cells[at] = f"{colours[n]}{cells[at]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
 
 
 def _with_hosts(
-    rows: list[tuple[str, ...]], sessions: list[dict[str, Any]]
-) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]], colours: list[str], sessions: list[dict[str, Any]]
+) -> tuple[list[tuple[str, ...]], list[str]]:
     """Several hosts (a shared broker): a HOST column first, "(offline)" on a stale host's rows."""
-    if len({s.get("host") for s in sessions}) < 2:
-        return rows
+    views = [s["view"] for s in sessions]
+    if len({v.get("host") for v in views}) < 2:
+        return rows, colours
     out = []
-    for row, s in zip(rows[1:], sessions, strict=True):
-        host = str(s.get("host") or "-") + (" (offline)" if s.get("stale") else "")
-        out.append((host, *row))
-    out.sort(key=lambda r: r[0])  # by host first, newest first within one (a stable sort)
-    return [("HOST", *rows[0]), *out]
+    for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
+        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
+        out.append(((host, *row), colour))
+    out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
+    return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:
@@ -356,7 +378,7 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     client = Client(settings)
     sessions = client.request("GET", "/api/sessions")["sessions"]
     if args.all:
-        targets = [s["id"] for s in sessions if s["state"] == "review"]
+        targets = [s["id"] for s in sessions if "dismiss" in s["view"]["actions"]]
     elif args.id:
         matches = [s["id"] for s in sessions if s["id"].startswith(args.id)]
         if len(matches) != 1:
@@ -372,6 +394,146 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
         print(f"dismissed {sid}", file=out)
     if not targets:
         print("nothing in review", file=out)
+    return 0
+
+
+def _resolve(client: Any, prefix: str) -> dict[str, Any] | None:
+    """The one session (with its view) whose id starts with `prefix`, or None (after saying
+    why)."""
+    sessions = client.request("GET", "/api/sessions")["sessions"]
+    exact = [s for s in sessions if s["id"] == prefix]
+    matches = exact or [s for s in sessions if s["id"].startswith(prefix)]
+    if len(matches) != 1:
+        what = "no session" if not matches else f"{len(matches)} sessions"
+        print(f"purplemux: {what} match {prefix!r}; see `purplemux status`", file=sys.stderr)
+        return None
+    return dict(matches[0])
+
+
+def render_prompt(prompt: dict[str, Any]) -> str:
+    """A prompt as the terminal shows it: title, question, options with the marker."""
+    from purplemux.tmux import plain
+
+    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
+    question = prompt.get("question")
+    if question and question != prompt["title"]:
+        lines.append(f"  {plain(question)}")
+    for option in prompt["options"]:
+        mark = "\u276f" if option.get("selected") else " "
+        extra = "  (free text: --text)" if option.get("free_text") else ""
+        lines.append(f"  {mark} {plain(option['label'])}{extra}")
+    lines.append(f"  prompt id {prompt['id']}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import ApiError, Client
+    from purplemux.tmux import plain
+
+    client = Client(settings)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid = session["id"]
+    try:
+        shown = client.request("GET", f"/api/sessions/{sid}/screen")
+    except ApiError as exc:
+        print(f"purplemux: {session['view']['where']}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(shown, out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"{session['view']['headline']}\n\n")  # what the session's view says of it
+    out.write(plain(shown["text"]).rstrip("\n") + "\n")
+    prompt = shown.get("prompt")
+    out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))
+    return 0
+
+
+ANSWER_FIXES = {
+    403: "answering is off on this daemon: restart it without --no-input, or with "
+    "PURPLEMUX_INPUT=on",
+    409: "run `purplemux peek {id}` to see what the pane shows now, then answer again",
+    422: "pick one of the options listed above, by its label",
+}
+
+
+def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import ApiError, Client
+
+    client = Client(settings, timeout=30.0)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid, where = session["id"], session["view"]["where"]
+    try:
+        shown = client.request("GET", f"/api/sessions/{sid}/screen")
+    except ApiError as exc:
+        print(f"purplemux: {where}: {exc}", file=sys.stderr)
+        return 1
+    prompt = shown.get("prompt")
+    if not prompt:
+        print(f"purplemux: nothing is asked in {where} now; nothing was typed", file=sys.stderr)
+        return 1
+    out.write(render_prompt(prompt))
+    body: dict[str, Any] = {"prompt_id": prompt["id"], "by": "cli"}
+    if args.cancel:
+        body["cancel"] = True
+    elif args.text is not None:
+        body["text"] = args.text
+    else:
+        body["option"] = args.option
+    try:
+        result = client.request("POST", f"/api/sessions/{sid}/answer", body)
+    except ApiError as exc:
+        fix = ANSWER_FIXES.get(exc.status, "")
+        print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
+        if fix:
+            print(f"purplemux: {fix.format(id=sid[:8])}", file=sys.stderr)
+        return 1
+    out.write(f"answered: {result['answered']}\n")
+    return 0
+
+
+def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    import subprocess
+
+    from purplemux.client import ApiError, Client
+
+    client = Client(settings)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid, where = session["id"], session["view"]["where"]
+    if "jump" not in session["view"]["actions"]:
+        print(f"purplemux: {where} is not in a tmux pane; nothing to jump to", file=sys.stderr)
+        return 1
+    body: dict[str, Any] = {}
+    try:  # inside tmux, this client is the one to switch (tmux reads $TMUX itself)
+        mine = subprocess.run(
+            ["tmux", "display-message", "-p", "#{client_name}"],
+            capture_output=True,
+            text=True,
+            timeout=3,
+            check=False,
+        )
+        if mine.returncode == 0 and mine.stdout.strip():
+            body["client"] = mine.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        done = client.request("POST", f"/api/sessions/{sid}/focus", body)
+    except ApiError as exc:
+        print(f"purplemux: {where}: {exc} (HTTP {exc.status})", file=sys.stderr)
+        return 1
+    # The session's view names it (project · pane); the focus reply says where tmux put it.
+    if done.get("pane") and done["pane"] != session["view"]["pane"]:
+        where = f"{where} (now {done['pane']})"
+    if done.get("client"):
+        out.write(f"switched {done['client']} to {where}\n")
+    else:
+        out.write(f"selected {where}; no tmux client is attached to that server\n")
     return 0
 
 
@@ -451,6 +613,9 @@ COMMANDS = {
     "status": cmd_status,
     "dismiss": cmd_dismiss,
     "open": cmd_open,
+    "peek": cmd_peek,
+    "answer": cmd_answer,
+    "jump": cmd_jump,
     "tmux-status": cmd_tmux_status,
     "doctor": cmd_doctor,
     "service": cmd_service,

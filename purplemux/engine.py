@@ -7,7 +7,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from purplemux import events as ev
@@ -15,6 +15,7 @@ from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
+from purplemux.present import Origin, SessionView, present, session_json
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
@@ -44,6 +45,8 @@ class RemoteSessions(Protocol):
 
     def get(self, session_id: str) -> dict[str, Any] | None: ...
 
+    def views(self, include_ended: bool) -> list[SessionView]: ...
+
 
 _Undo = dict[str, tuple[Session | None, Timeline | None, tuple[Session, list[Entry]] | None]]
 """Per session touched by a batch: its session, timeline, and the timeline's base and entries."""
@@ -64,7 +67,6 @@ class EngineStats:
     duplicates: int = 0
     batches: int = 0
     notifications: int = 0
-    dropped_notifications: list[str] = field(default_factory=list)
 
 
 class Engine:
@@ -96,7 +98,6 @@ class Engine:
         self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
-        self._retired: set[str] = set()
         self.live_since = clock()
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
@@ -123,23 +124,47 @@ class Engine:
                 )
         return restarts
 
-    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
-        """Every session as JSON (other hosts' too, with a broker), newest first."""
+    @property
+    def origin(self) -> Origin:
+        """Whose the local sessions are: this host, grouped by host when a broker is on."""
+        return Origin(host=self.host, grouped=self.remote is not None)
+
+    def origin_of(self, session_id: str) -> Origin:
+        """Whose a session is (ours, or another host's as the broker last said)."""
+        row = self.remote.get(session_id) if self.remote is not None else None
+        if session_id in self.sessions or row is None:
+            return self.origin
+        since = row.get("offline_since")
+        return Origin(
+            host=str(row.get("host") or ""),
+            stale=bool(row.get("stale")),
+            offline_since=float(since) if isinstance(since, int | float) else None,
+            grouped=True,
+        )
+
+    def listed(self, include_ended: bool = True) -> list[Session]:
+        """This host's sessions a list shows, newest first."""
         items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        local = [self.public(s) for s in items if include_ended or not s.ended]
+        return [s for s in items if not s.superseded and (include_ended or not s.ended)]
+
+    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
+        """Every listed session as JSON with its view (other hosts' too, with a broker), newest
+        first."""
+        local: list[dict[str, object]] = [self.public(s) for s in self.listed(include_ended)]
         if self.remote is None:
             return local
         merged = local + self.remote.snapshot(include_ended)
-        merged.sort(key=lambda s: float(s.get("updated_at") or 0.0), reverse=True)
+        merged.sort(key=lambda s: float(str(s.get("updated_at") or 0.0)), reverse=True)
         return merged
 
+    def views(self, include_ended: bool = True) -> list[SessionView]:
+        """What the page lists: every session's view (other hosts' too)."""
+        local = [present(s, self.origin) for s in self.listed(include_ended)]
+        return local + (self.remote.views(include_ended) if self.remote is not None else [])
+
     def public(self, session: Session) -> dict[str, Any]:
-        """A local session's JSON as served: its owner (`host`) and whether it is `stale`."""
-        data = session.to_json()
-        data["host"] = self.host
-        data["stale"] = False
-        data["offline_since"] = None
-        return data
+        """A local session's JSON as served: its fields, `host`, `stale` and `view`."""
+        return session_json(session, self.origin)
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -224,13 +249,13 @@ class Engine:
             self.stats.applied += 1
             if e.kind is not Kind.TICK:
                 to_log.append(e)
-            if any(isinstance(x, Persist) for x in effects) or e.session_id not in self.sessions:
-                prev = self.sessions.get(e.session_id)
+            prev = changed.get(e.session_id) or self.sessions.get(e.session_id)
+            if prev is None or any(isinstance(x, Persist) for x in effects):
                 new = replace(new, seq=(prev.seq if prev else 0) + 1)
-                self.sessions[e.session_id] = new
                 changed[e.session_id] = new
             live = it.live and e.at >= self.live_since - LIVE_SLACK
-            after.append((self.sessions[e.session_id], list(effects), live, e))
+            shown = changed.get(e.session_id) or self.sessions[e.session_id]
+            after.append((shown, list(effects), live, e))
         if to_log or changed:
             sessions = list(changed.values())
             try:
@@ -240,6 +265,9 @@ class Engine:
                 # retry (the hook script spools on an error) is applied, not taken as a duplicate.
                 self._undo(undo, batch)
                 raise
+        # Only what is stored is shown: readers (the API, the page) see the new states once the
+        # commit is done, so a crash can never take back a state someone has already seen.
+        self.sessions.update(changed)
         for it in batch:
             if it.done and not it.done.done():
                 it.done.set_result(None)
@@ -255,14 +283,14 @@ class Engine:
                 elif isinstance(eff, Watch | Unwatch):
                     path = eff.path if isinstance(eff, Watch) else None
                     self._call(self.on_watch, self.sessions[session.id], path)
-            if e.kind is Kind.SESSION_START:
-                self._retire_pane_siblings(self.sessions[session.id])
-            elif any(isinstance(x, Unwatch) for x in effects):
-                # It has just ended. On /clear the new id's SessionStart may have come first
-                # (hooks and the poller race): the pane's row has moved on, retire this one.
-                self._retire_if_replaced(self.sessions[session.id])
+            if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
+                self._supersede(self.sessions[session.id])
         for session in broadcast.values():
-            self.feed.publish({"type": "session", "session": self.public(session)})
+            if session.superseded:
+                self.feed.publish({"type": "removed", "id": session.id})
+                self._call(self.on_remove, session.id)
+            else:
+                self.feed.publish({"type": "session", "session": self.public(session)})
             self._call(self.on_change, session)
 
     def _undo(
@@ -325,26 +353,28 @@ class Engine:
 
         self._ticks[key] = loop.call_later(delay, fire)
 
-    def _retire_pane_siblings(self, session: Session) -> None:
-        """/clear moves the pane's row to the new id: ended sessions on that pane leave the list."""
+    def _supersede(self, session: Session) -> None:
+        """/clear moves a pane's row to the new id: tell the ended session on that pane.
+
+        Hooks and the poller race, so this runs both when a session starts (it supersedes the
+        ended ones on its pane) and when one ends (a live one may already hold its pane)."""
         if session.tmux is None:
             return
         for other in list(self.sessions.values()):
-            if other.ended and _same_pane(other, session):
-                self._retire(other)
-
-    def _retire_if_replaced(self, session: Session) -> None:
-        """An ended session whose pane already runs another live session leaves the list."""
-        if session.tmux is None or not session.ended:
-            return
-        if any(not other.ended and _same_pane(other, session) for other in self.sessions.values()):
-            self._retire(session)
-
-    def _retire(self, session: Session) -> None:
-        if session.id not in self._retired:
-            self._retired.add(session.id)
-            self.feed.publish({"type": "removed", "id": session.id})
-            self._call(self.on_remove, session.id)
+            if not _same_pane(other, session):
+                continue
+            old, new = (session, other) if session.ended else (other, session)
+            if old.ended and not old.superseded and not new.ended:
+                self.post(
+                    ev.Superseded(
+                        session_id=old.id,
+                        at=max(old.updated_at, new.updated_at),
+                        id=f"superseded:{old.id}:{new.id}",
+                        source=Source.DAEMON,
+                        by=new.id,
+                    ),
+                    live=False,
+                )
 
 
 def _same_pane(a: Session, b: Session) -> bool:

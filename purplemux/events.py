@@ -44,7 +44,9 @@ class Kind(StrEnum):
     RESTART = "restart"  # the daemon started again with this session loaded
     TICK = "tick"  # a timer the reducer asked for has come due
     TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
+    SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (SubagentStop, ...): logged, no state change
+    ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
 
 
 class Source(StrEnum):
@@ -243,8 +245,31 @@ class TranscriptFacts(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Superseded(Event):
+    """The session's pane runs another session now (after /clear): its row is retired."""
+
+    kind: ClassVar[Kind] = Kind.SUPERSEDED
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Other(Event):
     kind: ClassVar[Kind] = Kind.OTHER
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answer(Event):
+    """Keys purplemux typed into a prompt for the user: who asked (`by`: page, push, cli, api),
+    which prompt, and what was chosen (an option's label, free text, or cancel)."""
+
+    kind: ClassVar[Kind] = Kind.ANSWER
+    by: str = "api"
+    prompt_id: str = ""
+    prompt_kind: str = ""
+    option: str | None = None
+    text: str | None = None
+    cancel: bool = False
+    confirmed: bool = True
 
 
 EVENT_TYPES: dict[Kind, type[Event]] = {
@@ -273,7 +298,9 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Restart,
         Tick,
         TranscriptFacts,
+        Superseded,
         Other,
+        Answer,
     )
 }
 
@@ -312,6 +339,11 @@ TEXT_CAPS: dict[str, int] = {
     "reason": 100,
     "snippet": 200,
     "current_tool": 300,
+    "by": 20,
+    "prompt_id": 40,
+    "prompt_kind": 20,
+    "option": 300,
+    "text": 2000,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

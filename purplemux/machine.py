@@ -167,7 +167,10 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
         unknown=go(IDLE, "idle_grace_elapsed"),
     ),
     Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
+    Kind.SUPERSEDED: _row(stay("retires an ended session's row only")),
     Kind.OTHER: _row(stay("logged, no state meaning")),
+    # What answered the prompt is Claude's next hook (PostToolUse, Stop) or its session file.
+    Kind.ANSWER: _row(stay("audit only")),
 }
 
 # --- guards ------------------------------------------------------------------------------------
@@ -258,6 +261,9 @@ def _update_fields(s: Session, e: Event) -> Session:
             changes["recent_tools"] = tuple(
                 t for t in s.recent_tools if not (t.tool_use_id and t.tool_use_id == e.tool_use_id)
             )
+        case ev.Superseded():
+            if s.ended:
+                changes["superseded"] = True
         case ev.Stop():
             changes.update(current_tool=None)
             if e.last_message:
@@ -290,6 +296,8 @@ def _update_fields(s: Session, e: Event) -> Session:
                 changes["current_tool"] = e.current_tool or None
         case _:
             pass
+    if changes.get("ended") is False and s.superseded:
+        changes["superseded"] = False  # the same session runs again (resumed)
     if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle) and e.pid:
         changes["pid"] = e.pid
     return replace(s, **changes) if changes else s
@@ -309,11 +317,6 @@ def _on_state_change(s: Session, old: State, at: float) -> Session:
 
 
 # --- step --------------------------------------------------------------------------------------
-
-
-def rule_for(state: State, kind: Kind) -> Rule:
-    """The table's rule for a pair (every pair is listed)."""
-    return TABLE[kind][state]
 
 
 def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
@@ -420,6 +423,5 @@ __all__ = [
     "dataclasses",
     "describe",
     "fold",
-    "rule_for",
     "step",
 ]

@@ -81,6 +81,8 @@ class Session:
     compacting: bool = False
     error: str | None = None
     updated_at: float = 0.0
+    superseded: bool = False
+    """Ended, and its tmux pane has moved on to another session (/clear): no longer listed."""
     # Reducer bookkeeping, not part of the public shape.
     pending_tool: PendingTool | None = None
     recent_tools: tuple[PendingTool, ...] = ()
@@ -116,6 +118,7 @@ class Session:
             "compacting": self.compacting,
             "error": self.error,
             "updated_at": self.updated_at,
+            "superseded": self.superseded,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -153,6 +156,7 @@ class Session:
             compacting=bool(data.get("compacting")),
             error=data.get("error"),
             updated_at=float(data.get("updated_at") or 0.0),
+            superseded=bool(data.get("superseded")),
             pending_tool=PendingTool(**pending) if pending else None,
             recent_tools=tuple(PendingTool(**t) for t in data.get("recent_tools") or ()),
             idle_armed_at=data.get("idle_armed_at"),

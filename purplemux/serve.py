@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 import sys
@@ -12,17 +11,8 @@ import uvicorn
 
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
-from purplemux.settings import Settings
+from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = None) -> int:
@@ -40,6 +30,12 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         print(
             f"purplemux: WARNING: listening on {settings.host}, not only loopback", file=sys.stderr
         )
+        if not settings.input_allowed:
+            print(
+                "purplemux: answering prompts is off on a non-loopback address "
+                "(PURPLEMUX_INPUT=on turns it on)",
+                file=sys.stderr,
+            )
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
@@ -41,6 +42,27 @@ class Settings:
     """Seconds after a host's last heartbeat before its rows are marked stale."""
     prune_after: float = 86_400.0
     """Seconds a stale host's rows stay listed before they are dropped."""
+    input: bool | None = None
+    """Answering prompts (keys typed into Claude's pane): on, off, or None for the default, which
+    is on for a loopback address and off otherwise (PURPLEMUX_INPUT, `serve --no-input`)."""
+
+    @property
+    def input_allowed(self) -> bool:
+        """May the daemon type into panes (POST /api/sessions/{id}/answer)?"""
+        return self.input if self.input is not None else is_loopback(self.host)
+
+    @property
+    def input_refusal(self) -> str:
+        """Why answering is off, and how to turn it on."""
+        if self.input is False:
+            return (
+                "answering prompts is turned off on this daemon (PURPLEMUX_INPUT=off or "
+                "`serve --no-input`); answer in the terminal, or restart the daemon without it"
+            )
+        return (
+            f"answering prompts is off because the daemon listens on {self.host}, not only "
+            "loopback; set PURPLEMUX_INPUT=on to allow it (read SECURITY.md first)"
+        )
 
     @property
     def db_path(self) -> Path:
@@ -108,6 +130,7 @@ class Settings:
             prune_after=_float(
                 env.get("PURPLEMUX_HOST_PRUNE_AFTER"), 86_400.0, "PURPLEMUX_HOST_PRUNE_AFTER"
             ),
+            input=_switch(env.get("PURPLEMUX_INPUT"), "PURPLEMUX_INPUT"),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if not HOST_NAME.fullmatch(settings.host_name):
@@ -120,6 +143,27 @@ class Settings:
                 f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
             )
         return settings
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _switch(raw: str | None, name: str) -> bool | None:
+    if raw is None or not raw.strip():
+        return None
+    value = raw.strip().lower()
+    if value in ("1", "on", "true", "yes"):
+        return True
+    if value in ("0", "off", "false", "no"):
+        return False
+    raise ValueError(f"{name} must be on or off, got {raw!r}")
 
 
 def _int(raw: str | None, default: int, name: str) -> int:

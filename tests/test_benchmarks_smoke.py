@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ SECTIONS = (
     "4. Scale",
     "5. Transcript tail",
     "6. Real CLI signal latencies (end-to-end tier)",
-    "8. Several hosts: a change on one host → another host's WebSocket client",
+    "9. Several hosts: a change on one host → another host's WebSocket client",
 )
 NUMBER = re.compile(r"\d+\.\d+|\d{2,}")
 
@@ -40,10 +41,12 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     e2e.write_text(
         json.dumps(
             {
+                "dialog_hook_to_needs_input": [0.05, 0.06, 0.04, 0.05, 0.07],
                 "dialog_to_needs_input": [0.11, 0.12],
-                "approval_to_busy": [0.2],
-                "esc_to_idle": [0.3, 0.31, 0.29],
-                "exit_to_ended": [1.1],
+                "approval_to_busy": [0.2, 0.21, 0.19, 0.2, 0.22],
+                "esc_to_idle": [0.3, 0.31, 0.29, 0.3, 0.32],
+                "exit_to_ended": [1.1, 1.0, 1.2, 1.1, 1.1],
+                "screen_poll_step_s": [0.02, 0.03],
             }
         )
     )
@@ -72,6 +75,11 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     assert {row.split("|")[1].strip() for row in summary} >= {"1", "2", "3", "4", "5", "6"}
     for row in summary:
         assert "met" in row or "missed" in row, row
+    # The header says what this run measured and what it only read.
+    head = report.split("## The machine")[0]
+    assert "sections 1, 2, 3, 4, 5, 7" in head
+    assert f"section 6 from `{e2e}`" in head
+    assert "kept by hand" in head
     # The goal is stated beside each figure, with its verdict.
     assert "≤ 3 ms" in report and "p99 ≤ 25 ms" in report and "≥ 3,000/s" in report
     assert "≤ 2 s" in report and "≤ 100 MB" in report and "≤ 1 %" in report
@@ -89,3 +97,81 @@ def test_e2e_section_without_a_file_says_how_to_measure(
     assert "Not measured in this run" in text
     assert "pytest tests/e2e" in text
     assert sec.summary[0][2] == "not measured in this run"
+
+
+def _bench_run(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import run as bench_run  # benchmarks/run.py
+
+    return bench_run
+
+
+def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench_run = _bench_run(monkeypatch)
+    e2e = tmp_path / "e2e.json"
+    e2e.write_text(
+        json.dumps(
+            {
+                "dialog_hook_to_needs_input": [0.05, 0.06, 0.04, 0.05, 0.3],
+                "dialog_to_needs_input": [-0.02, 0.1],
+                "approval_to_busy": [0.2, 0.3],
+                "esc_to_idle": [0.2, 0.2, 0.2, 0.2, 0.2],
+                "exit_to_ended": [1.0, 1.0, 1.0, 1.0, 1.0],
+                "screen_poll_step_s": [0.02, 0.04, 0.03],
+            }
+        )
+    )
+    sec = bench_run.section_e2e(e2e)
+    rows = {r.split("|")[1].strip(): r for r in sec.lines if r.startswith("| ")}
+    hook_row = rows["PermissionRequest hook start → needs-input"]
+    assert "| 5 | 0.040 | 0.050 | 0.300 | ≤ 0.25 s | met |" in hook_row
+    approval = next(r for k, r in rows.items() if k.startswith("dialog approved"))
+    assert "too few to judge (n < 5)" in approval
+    screen = next(r for k, r in rows.items() if "screen poll" in k)
+    assert "step 30 ms" in screen and "not judged" in screen
+    assert sec.source.startswith(f"`{e2e}` (written ")
+    [summary] = sec.summary
+    assert summary[3] == "0.25 s / 0.5 s / 0.5 s / 2 s"  # from the targets in the code
+    assert "negative latency" in "\n".join(sec.lines)
+
+
+def test_e2e_targets_are_the_e2e_tiers_targets(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench_run = _bench_run(monkeypatch)
+    from tests.e2e.test_daemon_e2e import TARGETS
+
+    assert {k: t for k, (_, t) in bench_run.E2E_TARGETS.items()} == {
+        k: t for k, (_, t) in TARGETS.items() if k in bench_run.E2E_TARGETS
+    }
+    assert set(TARGETS) >= set(bench_run.E2E_TARGETS) | set(bench_run.E2E_EXTRA)
+
+
+def test_header_names_what_was_measured_read_and_hand_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench_run = _bench_run(monkeypatch)
+    sections = [
+        bench_run.Section("1. What Claude waits per hook"),
+        bench_run.Section("2. Hook start"),
+        bench_run.Section("tail", failed=True),
+        bench_run.Section("6. Real CLI", source="`e2e.json` (written 2026-01-01 10:00)"),
+    ]
+    meta = {"when": "2026-01-02 03:04 UTC", "mode": "full mode", "duration": "12.0 min"}
+    text = bench_run.header(sections, meta)
+    assert "Measured in the run of 2026-01-02 03:04 UTC (full mode, 12.0 min): sections 1, 2," in (
+        text
+    )
+    assert "Failed in this run: sections tail." in text
+    assert "section 6 from `e2e.json` (written 2026-01-01 10:00)" in text
+    assert "`benchmarks/changes.md`" in text
+    assert "every figure" not in text
+
+
+def test_facts_in_the_text_come_from_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench_run = _bench_run(monkeypatch)
+    import hook_latency  # benchmarks/hook_latency.py
+
+    assert bench_run.payload_bytes() == len(json.dumps(hook_latency.PAYLOAD).encode()) + 1
+    libs = bench_run.curl_libraries()
+    assert libs is not None and libs > 0  # curl is installed by make test-deps

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -165,3 +167,43 @@ async def test_clear_retires_the_old_row_whichever_hook_lands_first(
         if text is not None and json.loads(text)["type"] == "removed":
             removed.append(json.loads(text)["id"])
     assert removed == ["old"]
+
+
+@pytest.mark.asyncio
+async def test_a_state_is_shown_only_once_it_is_stored(
+    store: AsyncStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the API shows must survive a crash: a state seen before its commit could be lost by
+    a kill at that moment (the restart would then not know the session was busy). The commit is
+    held on the real store (a slow disk) to look at what the engine shows meanwhile."""
+    sync = store.sync
+    real_commit = sync.commit
+    writing, release = threading.Event(), threading.Event()
+
+    def held_commit(events: Any, sessions: Any) -> None:
+        writing.set()
+        release.wait(30)
+        real_commit(events, sessions)
+
+    engine = Engine(store)
+    task = await running(engine)
+    try:
+        await engine.submit(prompt(1000.0))
+        assert engine.sessions["s"].state is State.BUSY
+        monkeypatch.setattr(sync, "commit", held_commit)
+        engine.post(stop(1001.0))
+        engine.post(ev.Prompt(session_id="new", at=1001.5, id="n1"))
+        await asyncio.to_thread(writing.wait, 30)  # the engine is writing the batch now
+        assert engine.sessions["s"].state is State.BUSY  # not review: not stored yet
+        assert "new" not in engine.sessions
+        assert [s["id"] for s in engine.snapshot()] == ["s"]
+        release.set()
+        await engine.submit(stop(1001.0))  # a duplicate: returns once the batch before is done
+        assert engine.sessions["s"].state is State.REVIEW
+        assert engine.sessions["new"].state is State.BUSY
+        stored = {s.id: s for s in await store.call(lambda s: s.load_sessions())}
+        assert stored == engine.sessions
+    finally:
+        release.set()
+        await engine.stop()
+        await task

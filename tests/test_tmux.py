@@ -20,14 +20,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux import pane_marker as pm
 from purplemux import tmux_status as ts
 from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
+from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.daemon import REPO, Daemon, free_port, wait_for
-from tests.test_cli import hook, run_hook
+from tests.support import REPO, Daemon, free_port, hook, run_hook, wait_for
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -148,10 +147,9 @@ def test_tmux_status_gives_up_on_a_silent_daemon_within_its_budget(
         server.listen()  # accepts connections (the kernel does) but never answers
         (home / "port").write_text(f"{server.getsockname()[1]}\n")
         monkeypatch.setenv("PURPLEMUX_HOME", str(home))
-        start = time.monotonic()
+        # It returns (an empty badge, exit 0) instead of waiting for the answer that never
+        # comes; how long its budget is, is measured in benchmarks/tmux_status.py.
         assert tmux_status() == (0, "")
-        took = time.monotonic() - start
-    assert ts.TIMEOUT <= took < ts.TIMEOUT + 0.5
 
 
 def test_tmux_status_process_imports_no_server_code(daemon: Daemon) -> None:
@@ -458,7 +456,7 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
 MARKER_DAEMON = textwrap.dedent(
     """
     import uvicorn
-    from purplemux.pane_marker import pane_marker
+    from purplemux.parts.pane_marker import pane_marker
     from purplemux.server.app import create_app
     from purplemux.settings import Settings
 

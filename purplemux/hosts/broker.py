@@ -39,7 +39,7 @@ COMMANDS_MAXLEN = 1_000
 BLOCK_MS = 1_000
 BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 3.0
-COMMAND_TIMEOUT = 5.0
+COMMAND_TIMEOUT = 15.0
 """Seconds a command waits for the owning host's answer."""
 COMMAND_TTL = 30.0
 """A command older than this when the owner reads it is dropped (its sender gave up)."""
@@ -74,8 +74,8 @@ class Reply:
     body: dict[str, Any]
 
 
-Executor = Callable[[str, str], Awaitable[Reply]]
-"""Runs a command (kind, session id) on this host's own session."""
+Executor = Callable[[str, str, dict[str, Any]], Awaitable[Reply]]
+"""Runs a command (kind, session id, its arguments) on this host's own session."""
 
 
 class BrokerLink:
@@ -113,6 +113,8 @@ class BrokerLink:
         self._last_change = "0-0"
         self._last_command = "0-0"
         self._jobs: set[asyncio.Task[None]] = set()
+        self.on_state: Callable[[dict[str, Any]], None] | None = None
+        """Told the new health when the link connects or goes down (the page's badge)."""
 
     # --- what the daemon calls -------------------------------------------------------------
 
@@ -123,6 +125,13 @@ class BrokerLink:
     def publish_removed(self, session_id: str) -> None:
         self._queue(("removed", session_id, "", False))
 
+    def _changed(self) -> None:
+        if self.on_state is not None:
+            try:
+                self.on_state(self.health())
+            except Exception:
+                log.exception("a broker state listener failed")
+
     def health(self) -> dict[str, Any]:
         """`{"state": connected|connecting|down, "since": ts}` for /api/health and the page."""
         out: dict[str, Any] = {"state": self.state, "since": self.since}
@@ -130,14 +139,16 @@ class BrokerLink:
             out["error"] = self.last_error
         return out
 
-    async def command(self, host: str, kind: str, session_id: str) -> Reply:
+    async def command(
+        self, host: str, kind: str, session_id: str, args: dict[str, Any] | None = None
+    ) -> Reply:
         """Send a command to the host that owns the session; wait for its acknowledgement."""
         client = self._client
         if client is None or self.state != "connected":
             raise BrokerUnavailable(f"the broker is {self.state}")
         cid = uuid.uuid4().hex
         fields: dict[Any, Any] = {"id": cid, "from": self.me, "kind": kind}
-        fields.update(session=session_id, at=repr(self.clock()))
+        fields.update(session=session_id, at=repr(self.clock()), args=json.dumps(args or {}))
         try:
             await client.xadd(commands_key(host), fields, maxlen=COMMANDS_MAXLEN, approximate=True)
             answer = await client.blpop([reply_key(cid)], timeout=COMMAND_TIMEOUT)
@@ -206,6 +217,8 @@ class BrokerLink:
             )
             self.state = "down"
             self.since = self.clock()
+            self.last_error = reason
+            self._changed()
         self.last_error = reason
 
     async def _start(self, client: Redis) -> None:
@@ -227,9 +240,10 @@ class BrokerLink:
         self._client = client
         if self.state != "connected":
             log.info("broker %s connected as host %r", _safe(self.url), self.me)
-        self.state = "connected"
-        self.since = self.clock()
-        self.last_error = None
+            self.state = "connected"
+            self.since = self.clock()
+            self.last_error = None
+            self._changed()
 
     async def _republish(self, client: Redis, rows: list[Row]) -> None:
         me = self.me
@@ -300,7 +314,8 @@ class BrokerLink:
 
     async def _answer(self, client: Redis, fields: dict[str, str]) -> None:
         try:
-            reply = await self.execute(fields.get("kind", ""), fields.get("session", ""))
+            args = _loads(fields.get("args") or "{}") or {}
+            reply = await self.execute(fields.get("kind", ""), fields.get("session", ""), args)
         except Exception as exc:
             log.exception("a broker command failed")
             reply = Reply(500, {"error": f"the owning host failed: {exc}"})

@@ -2,28 +2,55 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
+from typing import TYPE_CHECKING, Any
+
+from fastapi import HTTPException
+from fastapi.responses import JSONResponse
 
 from purplemux import events as ev
-from purplemux.engine import Engine
 from purplemux.events import Source
 from purplemux.hosts.broker import Reply
-from purplemux.model import State
+from purplemux.present import DISMISS, allows
 
-KINDS = ("dismiss",)
-"""What another host may ask of ours. Answering and focusing need input to the pane, which this
-daemon does not offer locally either; when it does, they are added here."""
+if TYPE_CHECKING:
+    from purplemux.runtime import Runtime
+
+KINDS = ("dismiss", "answer", "focus", "screen")
+"""What another host may ask of ours: the owner applies its own checks (its input switch)."""
 
 
-async def run_local(engine: Engine, kind: str, session_id: str) -> Reply:
+async def run_local(rt: Runtime, kind: str, session_id: str, args: dict[str, Any]) -> Reply:
     """Apply a command to one of this host's own sessions; the answer is what the API returns."""
+    from purplemux.server import act  # the routes' own code: one behaviour, asked from anywhere
+
     if kind not in KINDS:
         return Reply(400, {"error": f"unknown command {kind!r}"})
-    session = engine.sessions.get(session_id)
-    if session is None:
+    if session_id not in rt.engine.sessions:
         return Reply(404, {"error": f"no session {session_id!r}"})
-    if session.state is not State.REVIEW:
+    try:
+        if kind == "dismiss":
+            return await _dismiss(rt, session_id)
+        if kind == "screen":
+            out = await act.screen_local(rt, session_id)
+        elif kind == "answer":
+            act.parse_answer(args)
+            out = await act.answer_local(rt, session_id, args)
+        else:
+            out = await act.focus_local(rt, session_id, args)
+    except HTTPException as exc:
+        return Reply(exc.status_code, {"error": str(exc.detail), "detail": exc.detail})
+    if isinstance(out, JSONResponse):
+        return Reply(out.status_code, json.loads(bytes(out.body)))
+    return Reply(200, dict(out))
+
+
+async def _dismiss(rt: Runtime, session_id: str) -> Reply:
+    engine = rt.engine
+    session = engine.sessions[session_id]
+    if not allows(session, DISMISS):
         return Reply(409, {"error": f"session is {session.state.value}, not in review"})
     await engine.submit(
         ev.Dismiss(

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from purplemux.model import ATTENTION_STATES, State
+from purplemux.model import ATTENTION_STATES, Session, State
+from purplemux.present import Origin, SessionView, present
 
 Row = dict[str, Any]
 LIVE_SLACK = 2.0
@@ -30,6 +31,8 @@ class HostState:
     """One other host: its sessions (owner's JSON plus host and stale) and its presence."""
 
     sessions: dict[str, Row] = field(default_factory=dict)
+    views: dict[str, SessionView] = field(default_factory=dict)
+    """Each row's view, as this daemon presents it (host first, stale marked)."""
     last_beat: float | None = None
     offline_since: float | None = None
 
@@ -57,6 +60,15 @@ class RemoteView:
             for hs in self.hosts.values()
             for row in hs.sessions.values()
             if include_ended or not row.get("ended")
+        ]
+
+    def views(self, include_ended: bool) -> list[SessionView]:
+        """Every remote row's view (the page's rows)."""
+        return [
+            v
+            for hs in self.hosts.values()
+            for v in hs.views.values()
+            if include_ended or not v.ended
         ]
 
     def get(self, session_id: str) -> Row | None:
@@ -90,6 +102,7 @@ class RemoteView:
         hs = self.hosts.get(host)
         if hs is None or hs.sessions.pop(session_id, None) is None:
             return False
+        hs.views.pop(session_id, None)
         self.sink.removed(session_id)
         return True
 
@@ -135,8 +148,8 @@ class RemoteView:
     # --- internals -------------------------------------------------------------------------
 
     def _put(self, host: str, hs: HostState, data: Mapping[str, Any]) -> bool:
-        row = {**data, "host": host, "stale": hs.stale, "offline_since": hs.offline_since}
-        if hs.sessions.get(row["id"]) == row:
+        row = self._row(host, hs, data)
+        if row is None or hs.sessions.get(row["id"]) == row:
             return False
         hs.sessions[row["id"]] = row
         self.sink.session(row)
@@ -144,8 +157,27 @@ class RemoteView:
 
     def _restamp(self, host: str, hs: HostState) -> None:
         for sid, row in list(hs.sessions.items()):
-            hs.sessions[sid] = new = {**row, "stale": hs.stale, "offline_since": hs.offline_since}
-            self.sink.session(new)
+            new = self._row(host, hs, row)
+            if new is not None:
+                hs.sessions[sid] = new
+                self.sink.session(new)
+
+    def _row(self, host: str, hs: HostState, data: Mapping[str, Any]) -> Row | None:
+        """The owner's JSON as served here: its host, whether stale, and our view of it."""
+        origin = Origin(host, hs.stale, hs.offline_since, grouped=True)
+        try:
+            session = Session.from_record(dict(data))
+        except (KeyError, TypeError, ValueError):
+            return None  # a row this version cannot read (a newer host's fields)
+        view = present(session, origin)
+        hs.views[session.id] = view
+        return {
+            **data,
+            "host": host,
+            "stale": hs.stale,
+            "offline_since": view.offline_since,
+            "view": view.to_json(),
+        }
 
     def _maybe_notify(self, host: str, row: Row) -> None:
         """A live entry into needs-input or review on another host notifies once, as a local one."""

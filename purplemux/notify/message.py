@@ -2,24 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from purplemux.model import Session, State
+from purplemux.present import ANSWER, LOCAL, Origin, allows, present
+
+if TYPE_CHECKING:
+    from purplemux.prompts import Prompt
+
+PUSH_ACTIONS = ("Yes", "No")
+"""A permission prompt's notification answers with these labels (when it shows both)."""
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
 
 
-def push_payload(session: Session) -> dict[str, Any]:
-    """The JSON the service worker turns into a notification."""
-    return {
-        "title": title(session),
-        "body": body(session),
+def push_payload(
+    session: Session, prompt: Prompt | None = None, origin: Origin = LOCAL
+) -> dict[str, Any]:
+    """The JSON the service worker turns into a notification. With the prompt on screen: its id
+    and kind, and for a permission prompt the actions that answer it from the notification."""
+    payload: dict[str, Any] = {
+        "title": title(session, origin),
+        "body": body(session, origin),
         "tag": f"purplemux-{session.id}",
         "session_id": session.id,
         "state": session.state.value,
         "url": f"/#session-{session.id}",
     }
+    if prompt is not None and allows(session, ANSWER):
+        payload["prompt_id"] = prompt.id
+        payload["prompt_kind"] = prompt.kind
+        labels = {o.label for o in prompt.options}
+        if prompt.kind == "permission" and all(a in labels for a in PUSH_ACTIONS):
+            payload["actions"] = list(PUSH_ACTIONS)
+    return payload
 
 
 def urgency_for(state: State) -> str:
@@ -27,24 +44,14 @@ def urgency_for(state: State) -> str:
     return "high" if state is State.NEEDS_INPUT else "normal"
 
 
-def title(session: Session) -> str:
-    """`project · pane`, or the project alone outside tmux."""
-    project = session.project or f"session {session.id[:8]}"
-    pane = session.tmux.pane if session.tmux else None
-    return f"{project} · {pane}" if pane else project
+def title(session: Session, origin: Origin = LOCAL) -> str:
+    """The state's words and where: `needs input: project · pane` (`… on host` with a broker)."""
+    return present(session, origin).headline
 
 
-def body(session: Session) -> str:
+def body(session: Session, origin: Origin = LOCAL) -> str:
     """What the session wants: the pending question or command, or the answer's first words."""
-    if session.state is State.NEEDS_INPUT:
-        waiting = _clean(session.waiting_for)
-        return shorten(f"Waiting for: {waiting}" if waiting else "Waiting for your input")
-    if session.state is State.REVIEW:
-        if session.error:
-            return shorten(f"Failed: {_clean(session.error)}")
-        snippet = _clean(session.snippet)
-        return shorten(snippet) if snippet else "Finished; ready for review"
-    return shorten(f"Now {session.state.value}")
+    return shorten(_clean(present(session, origin).reason))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from purplemux import __version__
 from purplemux import events as ev
 from purplemux.events import Source
-from purplemux.model import State
+from purplemux.present import DISMISS, allows
 from purplemux.server import hosts
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 from purplemux.settings import MAX_BODY
@@ -91,7 +91,7 @@ async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> di
         return reply.body
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
-    if session.state is not State.REVIEW:
+    if not allows(session, DISMISS):
         raise HTTPException(409, f"session is {session.state.value}, not in review")
     now = time.time()
     await rt.engine.submit(

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
@@ -49,12 +49,15 @@ FEED_TIMEOUT = 15.0
 
 LATENCY_FILE = REPO_ROOT / "benchmarks" / "results" / "e2e-latencies.json"
 TARGETS: dict[str, tuple[str, float]] = {
+    "dialog_hook_to_needs_input": ("PermissionRequest hook start -> needs-input on the feed", 0.25),
     "dialog_to_needs_input": ("dialog on screen -> needs-input on the feed", 0.25),
     "approval_to_busy": ("approval (Enter) -> busy on the feed", 0.5),
     "esc_to_idle": ("Esc -> idle on the feed", 0.5),
     "exit_to_ended": ("/exit (Enter) -> ended on the feed", 2.0),
 }
 LATENCIES: dict[str, list[float]] = {key: [] for key in TARGETS}
+LATENCIES["screen_poll_step_s"] = []  # the granularity of each "dialog on screen" stamp
+DIALOG_SAMPLES = 5
 
 
 @pytest.fixture
@@ -73,6 +76,8 @@ def latency_report(request: pytest.FixtureRequest) -> Iterator[None]:
     merge_latencies(LATENCY_FILE, LATENCIES)
     lines = [f"e2e latencies (appended to {LATENCY_FILE}):"]
     for key, values in LATENCIES.items():
+        if key not in TARGETS:
+            continue
         label, target = TARGETS[key]
         shown = ", ".join(f"{v:.3f}" for v in values) or "not measured"
         lines.append(f"  {label}: {shown} s (target {target} s)")
@@ -182,6 +187,25 @@ def screen_shows(claude: TmuxClaude, text: str, timeout: float = 30.0) -> Stamp:
     return wait_until(
         probe, timeout, interval=0.01, describe=lambda: f"{text!r} on screen:\n{claude.screen()}"
     )
+
+
+def screen_shows_stepped(
+    claude: TmuxClaude, text: str, timeout: float = 30.0
+) -> tuple[Stamp, float]:
+    """As screen_shows, and the poll step that found it: the text appeared between the capture
+    before (which did not show it) and this one, so the step is the stamp's granularity."""
+    probes: list[Stamp] = []
+
+    def probe() -> Stamp | None:
+        stamp = Stamp.now()
+        probes.append(stamp)
+        return stamp if text in claude.screen() else None
+
+    found = wait_until(
+        probe, timeout, interval=0.01, describe=lambda: f"{text!r} on screen:\n{claude.screen()}"
+    )
+    step = found.mono - probes[-2].mono if len(probes) > 1 else float("nan")
+    return found, step
 
 
 def session_id_of(claude: TmuxClaude) -> str:
@@ -580,3 +604,34 @@ def test_daemon_killed_while_a_turn_ends(
     assert feed.states(sid) == ["review"]  # the spool is drained before the daemon serves
     assert not list(spool.glob("*.spool")), "the spool was drained"
     expect_hooks(daemon, sid, sent.wall, ["UserPromptSubmit", "Stop"])
+
+
+def test_permission_dialog_latency_samples(
+    purplemux_daemon: Daemon,
+    start_claude: StartClaude,
+    connect_feed: Callable[[Daemon], FeedRecorder],
+) -> None:
+    """DIALOG_SAMPLES permission dialogs in one session, each timed from the PermissionRequest
+    hook's own start stamp (the script takes it as Claude draws the dialog) to needs-input on the
+    feed, and from the screen poll that first showed it (with that poll's step). Measured, never
+    asserted; the states each dialog goes through are asserted."""
+    daemon = purplemux_daemon
+    feed = connect_feed(daemon)
+    claude = start_claude()
+    sid = session_id_of(claude)
+    wait_found(feed, sid, claude)
+    for n in range(DIALOG_SAMPLES):
+        mark = feed.mark()
+        sent = submit(claude, f"RUN:touch dialog-{n}")
+        on_screen, step = screen_shows_stepped(claude, PERMISSION_QUESTION)
+        needs = feed.wait_state(sid, "needs-input", since=mark, timeout=FEED_TIMEOUT)
+        hook = wait_hook(daemon, sid, "PermissionRequest", sent.wall)
+        measured("dialog_hook_to_needs_input", needs.wall - float(hook["at"]))
+        measured("dialog_to_needs_input", needs.mono - on_screen.mono)
+        LATENCIES["screen_poll_step_s"].append(round(step, 4))
+        press(claude, "Enter")
+        feed.wait_state(sid, "review", since=needs.index, timeout=FEED_TIMEOUT)
+        wait_file_idle(daemon, sid, sent.wall)
+        assert feed.states(sid, mark)[:2] == ["busy", "needs-input"]
+        assert feed.states(sid, mark)[-1] == "review"
+        claude.wait_ready()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import Daemon
-from tests.hosts.cluster import RedisServer, stop_all
+from tests.support.daemon import Daemon
+from tests.support.hosts import RedisServer, stop_all
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from typing import Any
 
 from websockets.sync.client import connect
 
-from tests.daemon import Daemon, wait_for
-from tests.hosts.cluster import (
+from tests.support.daemon import Daemon, wait_for
+from tests.support.hosts import (
     RedisServer,
     boot,
     fake_notify_send,
@@ -21,7 +21,7 @@ from tests.hosts.cluster import (
     row,
     start_all,
 )
-from tests.test_real_daemon import run_hook
+from tests.support.hooks import run_hook
 
 
 def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:

@@ -76,6 +76,7 @@ class FakePushService:
     errors: list[str] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
     arrivals: list[float] = field(default_factory=list)
+    delays_over: list[float] = field(default_factory=list)  # when each delayed answer went out
     _subs: dict[str, BrowserSubscription] = field(default_factory=dict)
     _rules: dict[str, _Rule] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -128,6 +129,8 @@ class FakePushService:
             self.arrivals.append(time.monotonic())
         if self.delay:
             time.sleep(self.delay)
+            with self._lock:
+                self.delays_over.append(time.monotonic())
         prefix = "/push/"
         sub_id = path[len(prefix) :] if path.startswith(prefix) else ""
         with self._lock:

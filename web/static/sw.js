@@ -31,13 +31,49 @@ self.addEventListener("push", (event) => {
     renotify: true,
     data: { url: data.url || "/", session_id: data.session_id || null },
   };
+  if (data.prompt_id) options.data.prompt_id = data.prompt_id;
+  // A permission prompt answers from the notification: one action per option label.
+  if (data.prompt_id && Array.isArray(data.actions)) {
+    options.actions = data.actions.map((label) => ({ action: String(label), title: String(label) }));
+    options.requireInteraction = true;
+  }
   event.waitUntil(self.registration.showNotification(title, options));
 });
+
+// An action button: answer the prompt the notification was about (same origin, so the
+// dashboard's cookie goes with it). If it cannot be answered, say why and open the page.
+async function answerFromNotification(data, option) {
+  const path = `/api/sessions/${encodeURIComponent(data.session_id)}/answer`;
+  let reason = "";
+  try {
+    const response = await fetch(new URL(path, self.registration.scope), {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ prompt_id: data.prompt_id, option, by: "push" }),
+    });
+    if (response.ok) return true;
+    const body = await response.json().catch(() => ({}));
+    reason = body.error || `HTTP ${response.status}`;
+  } catch (_) {
+    reason = "the daemon did not answer";
+  }
+  await self.registration.showNotification("Not answered", {
+    body: `${option}: ${reason}`,
+    tag: `purplemux-${data.session_id}`,
+    data: { url: data.url || "/", session_id: data.session_id },
+  });
+  return false;
+}
 
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
   const data = event.notification.data || {};
   const url = new URL(data.url || "/", self.registration.scope).href;
+  if (event.action && data.prompt_id && data.session_id) {
+    event.waitUntil(answerFromNotification(data, event.action));
+    return;
+  }
   event.waitUntil(
     (async () => {
       const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -75,7 +75,7 @@ class Daemon:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
-        wait_for(self._healthy, timeout=20)
+        wait_for(self._healthy, timeout=60)  # a deadline for a loaded machine, not a speed target
         wait_for(lambda: (self.home / "port").exists())
         return self
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.daemon import Daemon, free_port, wait_for
+from tests.support.daemon import Daemon, free_port, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 

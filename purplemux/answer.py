@@ -1,0 +1,275 @@
+"""Read the prompt in a session's pane and answer exactly it, by label (tmux keys).
+
+The rules (claude-code.md):
+- Answer only the prompt the user saw: its id must be the one on screen now, or nothing is typed.
+- Pick an option by its label: read the selection marker, move it with arrow keys, check it
+  moved, then Enter. Auto mode's approval lists "No" first; position means nothing.
+- Claude 2.1.332 drops keys sent within about a second of a dialog appearing: wait until the
+  dialog has been on screen GUARD seconds (counted from when the daemon first saw it).
+- Afterwards, check that the dialog went.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from purplemux import tmux
+from purplemux.model import Session, TmuxLocation
+from purplemux.prompts import Context, Prompt, context_of, recognise
+
+GUARD = 1.5
+"""Seconds a dialog must have been on screen before keys reach it."""
+MOVE_TIMEOUT = 2.0
+"""Seconds to wait for the selection marker to move after an arrow key."""
+CONFIRM_TIMEOUT = 6.0
+"""Seconds to wait for the dialog to go after the answer."""
+POLL = 0.05
+MAX_MOVES = 3
+"""Tries to put the marker on the option (a key dropped by the guard is sent again)."""
+SEEN_LIMIT = 1000
+
+
+class AnswerError(Exception):
+    """A refused or failed answer: the HTTP status, the reason, and facts for the JSON body."""
+
+    def __init__(self, status: int, reason: str, **extra: Any) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.extra = extra
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": self.reason, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What to answer: an option's label, free text (a question), or cancel (Esc)."""
+
+    option: str | None = None
+    text: str | None = None
+    cancel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What was typed and whether the dialog went afterwards."""
+
+    prompt: Prompt
+    keys: tuple[str, ...]
+    confirmed: bool
+    screen: str
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    text: str
+    prompt: Prompt | None
+    at: float
+
+
+Capture = Callable[[TmuxLocation], Awaitable[str]]
+Keys = Callable[[TmuxLocation, tuple[str, ...]], Awaitable[None]]
+Text = Callable[[TmuxLocation, str], Awaitable[None]]
+
+
+async def _send_keys(loc: TmuxLocation, keys: tuple[str, ...]) -> None:
+    await tmux.send_keys(loc, *keys)
+
+
+@dataclass
+class Desk:
+    """The daemon's prompt desk: when each prompt was first seen, one answer per pane at a time.
+
+    The tmux calls are parameters so the logic can be driven by a scripted pane in unit tests;
+    the daemon uses the real ones."""
+
+    capture: Capture = tmux.capture
+    keys: Keys = _send_keys
+    type_text: Text = tmux.send_text
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    guard: float = GUARD
+    _seen: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    _locks: dict[tuple[str | None, str], asyncio.Lock] = field(default_factory=dict)
+
+    def first_seen(self, prompt: Prompt) -> float:
+        """When the desk first saw this prompt (now, if it never did)."""
+        at = self._seen.get(prompt.id)
+        if at is None:
+            at = self._seen[prompt.id] = self.clock()
+            while len(self._seen) > SEEN_LIMIT:
+                self._seen.popitem(last=False)
+        return at
+
+    async def read(self, session: Session) -> Screen:
+        """The pane's text and the prompt on it (AnswerError 409 when there is no pane)."""
+        loc = pane_of(session)
+        text = await self._capture(loc)
+        prompt = recognise(text, context_of(session))
+        if prompt is not None:
+            self.first_seen(prompt)
+        return Screen(text, prompt, time.time())
+
+    async def _capture(self, loc: TmuxLocation) -> str:
+        try:
+            return await self.capture(loc)
+        except tmux.TmuxError as exc:
+            raise AnswerError(409, f"cannot read pane {loc.pane}: {exc}") from None
+
+    async def _press(self, loc: TmuxLocation, *keys: str) -> None:
+        try:
+            await self.keys(loc, keys)
+        except tmux.TmuxError as exc:
+            raise AnswerError(502, f"tmux refused the keys: {exc}") from None
+
+    async def answer(self, session: Session, prompt_id: str, choice: Choice) -> Answered:
+        """Answer the prompt `prompt_id` if it is the one on screen; see the module's rules."""
+        loc = pane_of(session)
+        ctx = context_of(session)
+        lock = self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
+        async with lock:
+            return await self._answer(loc, ctx, prompt_id, choice)
+
+    async def _current(self, loc: TmuxLocation, ctx: Context, prompt_id: str) -> tuple[str, Prompt]:
+        text = await self._capture(loc)
+        prompt = recognise(text, ctx)
+        if prompt is None:
+            raise AnswerError(409, "nothing is asked in that pane now: nothing was typed")
+        if prompt.id != prompt_id:
+            raise AnswerError(
+                409,
+                "the prompt on screen is not the one answered (it changed): nothing was typed",
+                prompt=prompt.to_json(),
+            )
+        return text, prompt
+
+    async def _answer(
+        self, loc: TmuxLocation, ctx: Context, prompt_id: str, choice: Choice
+    ) -> Answered:
+        _, prompt = await self._current(loc, ctx, prompt_id)
+        target = _target(prompt, choice)
+        wait = self.first_seen(prompt) + self.guard - self.clock()
+        if wait > 0:
+            await self.sleep(wait)
+            _, prompt = await self._current(loc, ctx, prompt_id)
+        typed: list[str] = []
+        if choice.cancel:
+            typed.append("Escape")
+            await self._press(loc, "Escape")
+        elif target is not None and prompt.options[target].key:
+            key = prompt.options[target].key
+            assert key is not None
+            typed.append(key)
+            await self._press(loc, key)
+        else:
+            assert target is not None
+            prompt = await self._select(loc, ctx, prompt, target, typed)
+            if choice.text is not None:
+                await self._type(loc, choice.text)
+                typed.append(f"text:{len(choice.text)}")
+            typed.append("Enter")
+            await self._press(loc, "Enter")
+        confirmed, screen = await self._gone(loc, ctx, prompt_id)
+        return Answered(prompt, tuple(typed), confirmed, screen)
+
+    async def _select(
+        self, loc: TmuxLocation, ctx: Context, prompt: Prompt, target: int, typed: list[str]
+    ) -> Prompt:
+        """Move the marker onto option `target`, one arrow key at a time, reading it back."""
+        tries = 0
+        while prompt.selected != target:
+            current = prompt.selected
+            if current is None:
+                raise AnswerError(409, "no option is selected on screen: cannot move to one")
+            key = "Down" if target > current else "Up"
+            typed.append(key)
+            await self._press(loc, key)
+            moved = await self._poll(loc, ctx, _moved_from(prompt.id, current))
+            if moved is None or moved.id != prompt.id:
+                raise AnswerError(
+                    409,
+                    "the prompt went or changed while the selection was moved",
+                    typed=typed,
+                )
+            if moved.selected == current:
+                tries += 1
+                if tries >= MAX_MOVES:
+                    raise AnswerError(
+                        504, "the selection did not move: Claude ignored the keys", typed=typed
+                    )
+            prompt = moved
+        return prompt
+
+    async def _type(self, loc: TmuxLocation, text: str) -> None:
+        try:
+            await self.type_text(loc, text)
+        except tmux.TmuxError as exc:
+            raise AnswerError(502, f"tmux refused the text: {exc}") from None
+        # Enter right after a burst of typing can be taken as part of a paste: wait for the text.
+        needle = " ".join(text.split())[-30:]
+        deadline = self.clock() + MOVE_TIMEOUT
+        while self.clock() < deadline:
+            if needle in " ".join((await self._capture(loc)).split()):
+                return
+            await self.sleep(POLL)
+
+    async def _poll(
+        self, loc: TmuxLocation, ctx: Context, done: Callable[[Prompt | None], bool]
+    ) -> Prompt | None:
+        deadline = self.clock() + MOVE_TIMEOUT
+        while True:
+            prompt = recognise(await self._capture(loc), ctx)
+            if done(prompt) or self.clock() >= deadline:
+                return prompt
+            await self.sleep(POLL)
+
+    async def _gone(self, loc: TmuxLocation, ctx: Context, prompt_id: str) -> tuple[bool, str]:
+        deadline = self.clock() + CONFIRM_TIMEOUT
+        while True:
+            text = await self._capture(loc)
+            prompt = recognise(text, ctx)
+            if prompt is None or prompt.id != prompt_id:
+                return True, text
+            if self.clock() >= deadline:
+                return False, text
+            await self.sleep(POLL)
+
+
+def _moved_from(prompt_id: str, current: int) -> Callable[[Prompt | None], bool]:
+    def moved(p: Prompt | None) -> bool:
+        return p is None or p.id != prompt_id or p.selected != current
+
+    return moved
+
+
+def pane_of(session: Session) -> TmuxLocation:
+    if session.tmux is None or not session.tmux.pane:
+        raise AnswerError(409, "this session has no tmux pane")
+    if session.ended:
+        raise AnswerError(409, "this session has ended")
+    return session.tmux
+
+
+def _target(prompt: Prompt, choice: Choice) -> int | None:
+    """The option to select (None for cancel); 422 when the choice does not fit the prompt."""
+    if choice.cancel:
+        return None
+    if choice.text is not None:
+        index = next((i for i, o in enumerate(prompt.options) if o.free_text), None)
+        if index is None:
+            reason = f"this {prompt.kind} takes no free text; pick an option"
+            raise AnswerError(422, reason, prompt=prompt.to_json())
+        return index
+    assert choice.option is not None
+    index = prompt.option(choice.option)
+    if index is None:
+        labels = ", ".join(repr(o.label) for o in prompt.options)
+        reason = f"no option {choice.option!r} on screen; options: {labels}"
+        raise AnswerError(422, reason, prompt=prompt.to_json())
+    return index

@@ -1,0 +1,146 @@
+"""Every tmux call that reads or acts on a session's pane: capture, keys, focus.
+
+Each call runs `tmux -S <socket>` for the pane's own server (the default server when the socket
+is unknown), off the event loop, with a timeout. Nothing here knows about Claude; the prompt
+recogniser (prompts.py) reads what `capture` returns, the API decides which keys to send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from dataclasses import dataclass
+
+from purplemux.model import TmuxLocation
+
+TIMEOUT = 3.0
+"""Seconds one tmux call may take."""
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
+    r"|\x1b[P^_X][^\x1b]*\x1b\\"  # DCS, PM, APC, SOS
+    r"|\x1b[@-Z\\-_]"  # two-character escapes
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class TmuxError(RuntimeError):
+    """tmux is missing, the server or pane is gone, or tmux did not answer."""
+
+
+def plain(text: str) -> str:
+    """Text safe to show anywhere: escape sequences and control characters (but newlines and
+    tabs) removed, trailing blanks of each line dropped."""
+    text = _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+    return "\n".join(line.rstrip() for line in text.split("\n"))
+
+
+def base_args(socket: str | None) -> list[str]:
+    """`tmux`, pointed at the pane's own server."""
+    return ["tmux", "-S", socket] if socket else ["tmux"]
+
+
+async def run(socket: str | None, *args: str, timeout: float = TIMEOUT) -> str:
+    """Run one tmux command on that server; its stdout, or TmuxError with tmux's reason."""
+    argv = [*base_args(socket), *args]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise TmuxError(f"cannot run tmux: {exc}") from None
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except (TimeoutError, asyncio.CancelledError):
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(proc.communicate())
+        raise TmuxError(f"tmux {args[0]} did not answer within {timeout:.0f}s") from None
+    if proc.returncode != 0:
+        reason = err.decode(errors="replace").strip() or f"exit {proc.returncode}"
+        raise TmuxError(f"tmux {args[0]}: {reason}")
+    return out.decode(errors="replace")
+
+
+async def capture(loc: TmuxLocation) -> str:
+    """The pane's visible text, plain."""
+    return plain(await run(loc.socket, "capture-pane", "-p", "-t", loc.pane))
+
+
+async def send_keys(loc: TmuxLocation, *keys: str) -> None:
+    """Press tmux keys ("Enter", "Down", "Escape", "BTab", ...) in the pane."""
+    await run(loc.socket, "send-keys", "-t", loc.pane, *keys)
+
+
+async def send_text(loc: TmuxLocation, text: str) -> None:
+    """Type text literally (no key names), without Enter."""
+    await run(loc.socket, "send-keys", "-t", loc.pane, "-l", "--", text)
+
+
+async def pane_exists(loc: TmuxLocation) -> bool:
+    try:
+        out = await run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_id}")
+    except TmuxError:
+        return False
+    return out.strip() == loc.pane
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """An attached tmux client."""
+
+    name: str
+    activity: int
+    session: str
+
+
+async def clients(socket: str | None) -> list[Client]:
+    """The clients attached to that server, most recently active first."""
+    try:
+        out = await run(
+            socket, "list-clients", "-F", "#{client_name}\t#{client_activity}\t#{client_session}"
+        )
+    except TmuxError:
+        return []
+    found: list[Client] = []
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[1].isdigit():
+            found.append(Client(parts[0], int(parts[1]), parts[2]))
+    return sorted(found, key=lambda c: -c.activity)
+
+
+@dataclass(frozen=True, slots=True)
+class Focused:
+    """What focus() did: the pane's window and session, and the client switched (if any)."""
+
+    pane: str
+    window: str
+    session: str
+    client: str | None
+
+
+async def focus(loc: TmuxLocation, client: str | None = None) -> Focused:
+    """Bring the pane to the front of its own server: its window becomes its session's current
+    window and the pane the window's active one; then switch a client there (the one named, if
+    attached to this server, else the most recently active one), across tmux sessions."""
+    where = await run(
+        loc.socket, "display-message", "-p", "-t", loc.pane, "#{window_id}\t#{session_id}"
+    )
+    window, _, session = where.strip().partition("\t")
+    await run(loc.socket, "select-window", "-t", loc.pane)
+    await run(loc.socket, "select-pane", "-t", loc.pane)
+    attached = await clients(loc.socket)
+    chosen = next((c for c in attached if c.name == client), None) if client else None
+    if chosen is None and attached:
+        chosen = attached[0]
+    if chosen is not None:
+        await run(loc.socket, "switch-client", "-c", chosen.name, "-t", loc.pane)
+    return Focused(loc.pane, window, session, chosen.name if chosen else None)

@@ -1,0 +1,521 @@
+"""Acting from anywhere, through the real Claude Code CLI in tmux and the real daemon:
+read the prompt through /screen, answer exactly it by label, refuse a stale prompt id with
+nothing typed, focus the pane, and refuse to answer when input is off.
+
+Parametrised over the Claude Code versions in VERSIONS (2.1.197, the oldest supported, and
+2.1.332, the current one). 2.1.332 defaults to auto mode, where a `touch` runs unasked: the
+classic dialog needs `--permission-mode default`; auto mode's own No-first approval has its test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
+
+from tests.browser.conftest import sign_in
+from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
+from tests.notify.fake_push_service import FakePushService
+from tests.support import Daemon
+
+from .conftest import StartClaude
+from .harness import TmuxClaude, install_claude, wait_until
+
+pytestmark = pytest.mark.e2e
+
+VERSIONS = ["2.1.197", "2.1.332"]
+"""The Claude Code releases these tests run against (a shared list can replace this one)."""
+CLASSIC_ARGS = {"2.1.197": [], "2.1.332": ["--permission-mode", "default"]}
+"""Arguments that give the classic permission dialog (2.1.332's default is auto mode)."""
+
+
+@pytest.fixture(params=VERSIONS)
+def claude_version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def claude_bin(claude_version: str) -> Path:
+    return install_claude(claude_version)
+
+
+@pytest.fixture
+def daemon_env() -> dict[str, str]:
+    """Extra environment for the daemon (a test parametrises it to turn input off)."""
+    return {}
+
+
+@pytest.fixture
+def purplemux_daemon(tmp_path: Path, daemon_env: dict[str, str]) -> Iterator[Daemon]:
+    daemon = Daemon(
+        home=tmp_path / "pmx", claude_dir=tmp_path / "home" / ".claude", env_extra=daemon_env
+    )
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture
+def hook_command(daemon_hook_command: str) -> str:
+    return daemon_hook_command
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def call(daemon: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """(status, JSON body) of one API call, 4xx/5xx included."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(daemon.url + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {daemon.token}")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def session_id_of(claude: TmuxClaude) -> str:
+    data = claude.session_file()
+    assert data is not None
+    return str(data["sessionId"])
+
+
+def start(start_claude: StartClaude, version: str, *, classic: bool = True) -> TmuxClaude:
+    return start_claude(args=CLASSIC_ARGS[version] if classic else [])
+
+
+def wait_pane_known(daemon: Daemon, sid: str) -> None:
+    wait_until(
+        lambda: ((daemon.session(sid) or {}).get("tmux") or {}).get("pane"),
+        timeout=20,
+        describe=f"the daemon to know {sid}'s pane",
+    )
+
+
+def wait_prompt(
+    daemon: Daemon, sid: str, kind: str | None = None, labels: list[str] | None = None
+) -> dict[str, Any]:
+    """Poll /screen until it shows a prompt (of that kind, with those options) while the daemon
+    has the session in needs-input; returns the /screen body."""
+    last: dict[str, Any] = {}
+
+    def probe() -> dict[str, Any] | None:
+        nonlocal last
+        status, body = call(daemon, "GET", f"/api/sessions/{sid}/screen")
+        assert status == 200, body
+        last = body
+        prompt = body.get("prompt")
+        if not prompt or body.get("state") != "needs-input":
+            return None
+        if kind and prompt["kind"] != kind:
+            return None
+        if labels is not None and [o["label"] for o in prompt["options"]][: len(labels)] != labels:
+            return None
+        return body
+
+    return wait_until(
+        probe,
+        timeout=45,
+        interval=0.1,
+        describe=lambda: (
+            f"a {kind or ''} prompt on /screen; last: {last.get('state')}, "
+            f"{last.get('prompt')}\n{last.get('text', '')}"
+        ),
+    )
+
+
+def events(daemon: Daemon, sid: str) -> list[dict[str, Any]]:
+    return list(daemon.api("GET", f"/api/sessions/{sid}/events")["events"])
+
+
+def wait_event(daemon: Daemon, sid: str, name: str, since: float = 0.0) -> dict[str, Any]:
+    return wait_until(
+        lambda: next(
+            (
+                e
+                for e in events(daemon, sid)
+                if e.get("name") == name and float(e.get("at") or 0) >= since
+            ),
+            None,
+        ),
+        timeout=30,
+        describe=lambda: f"{name} in the log: {[e.get('name') for e in events(daemon, sid)]}",
+    )
+
+
+def dialog_part(text: str) -> str:
+    """The screen below its last full-width rule: the dialog (2.1.332's logo animates above)."""
+    lines = text.split("\n")
+    rules = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    return "\n".join(lines[rules[-1] :] if rules else lines)
+
+
+def labels_of(body: dict[str, Any]) -> list[str]:
+    return [o["label"] for o in body["prompt"]["options"]]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_permission_read_stale_refused_then_yes_runs_the_tool(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    made = claude.cwd / "made.txt"
+    claude.send_text("RUN:touch made.txt")
+
+    shown = wait_prompt(purplemux_daemon, sid, "permission")
+    prompt = shown["prompt"]
+    assert prompt["title"] == "Bash command: touch made.txt"
+    assert prompt["question"] == "Do you want to proceed?"
+    assert labels_of(shown)[0] == "Yes" and labels_of(shown)[-1] == "No"
+    assert len(labels_of(shown)) == (3 if claude_version == "2.1.197" else 4)
+    assert "Do you want to proceed?" in shown["text"]
+
+    # A prompt id that is not the one on screen: refused, nothing typed.
+    before = dialog_part(claude.screen())
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": "p-0000000000000000", "option": "Yes"},
+    )
+    assert status == 409, body
+    assert "nothing was typed" in body["error"]
+    assert body["prompt"]["id"] == prompt["id"]
+    time.sleep(1.0)  # give a wrongly sent key time to act before looking
+    assert dialog_part(claude.screen()) == before  # the same selection, nothing typed
+    assert not made.exists()
+
+    # A label that is not on screen: 422, nothing typed.
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": prompt["id"], "option": "Maybe"},
+    )
+    assert status == 422 and "no option 'Maybe'" in body["error"]
+
+    sent = time.time()
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": prompt["id"], "option": "Yes", "by": "page"},
+    )
+    assert status == 200, body
+    assert body["ok"] is True and body["answered"] == "Yes" and body["keys"] == ["Enter"]
+    wait_until(made.exists, timeout=20, describe="made.txt to be created")
+    wait_event(purplemux_daemon, sid, "PostToolUse", since=sent - 1)
+    [audit] = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+    assert (audit["by"], audit["option"], audit["prompt_id"]) == ("page", "Yes", prompt["id"])
+    assert audit["name"] == "Answer: Yes (page)" and audit["confirmed"] is True
+    # The same prompt id again: it is gone, refused.
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": prompt["id"], "option": "Yes"},
+    )
+    assert status == 409
+
+
+def test_question_answered_with_its_second_option(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    claude.send_text("ASK:Which colour should the button be?")
+
+    shown = wait_prompt(purplemux_daemon, sid, "question")
+    prompt = shown["prompt"]
+    assert prompt["title"] == "Which colour should the button be?"
+    assert labels_of(shown)[:3] == ["Red", "Blue", "Type something."]
+    assert prompt["free_text"] is True
+
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": prompt["id"], "option": "Blue", "by": "cli"},
+    )
+    assert status == 200, body
+    assert body["keys"] == ["Down", "Enter"]
+    claude.wait_screen("→ Blue", timeout=20)
+    wait_event(purplemux_daemon, sid, "PostToolUse")
+
+
+# Auto mode's safety check, and its No-first approval, exist from 2.1.332 on.
+@pytest.mark.parametrize("claude_version", [v for v in VERSIONS if v != "2.1.197"])
+def test_auto_mode_no_first_approval_answered_yes_by_label(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> None:
+    claude = start(start_claude, claude_version, classic=False)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    claude.send_text("RUN:python3 -c \"open('auto.txt', 'w').write('42')\"")
+
+    # First: "Auto mode can't check actions in this session" (no hook; the session file says it).
+    shown = wait_prompt(purplemux_daemon, sid, "dialog")
+    assert shown["prompt"]["title"] == "Auto mode can't check actions in this session"
+    assert labels_of(shown)[0] == "Stay in auto mode"
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": shown["prompt"]["id"], "option": "Stay in auto mode"},
+    )
+    assert status == 200, body
+
+    # Then the approval, "No" first and selected: "Yes" is picked by its label.
+    shown = wait_prompt(purplemux_daemon, sid, "permission", ["No", "Yes"])
+    assert shown["prompt"]["options"][0]["selected"] is True
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": shown["prompt"]["id"], "option": "Yes", "by": "push"},
+    )
+    assert status == 200, body
+    assert body["keys"] == ["Down", "Enter"]
+    done = claude.cwd / "auto.txt"
+    wait_until(
+        lambda: done.exists() and done.read_text() == "42",
+        timeout=20,
+        describe="the command to run",
+    )
+
+
+@pytest.mark.parametrize("daemon_env", [{"PURPLEMUX_INPUT": "off"}])
+def test_answer_refused_when_input_is_off(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    claude.send_text("RUN:touch refused.txt")
+    shown = wait_prompt(purplemux_daemon, sid, "permission")
+    assert shown["input"] is False
+    status, body = call(
+        purplemux_daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": shown["prompt"]["id"], "option": "Yes"},
+    )
+    assert status == 403
+    assert "PURPLEMUX_INPUT=off" in body["error"]
+    time.sleep(1.0)
+    assert not (claude.cwd / "refused.txt").exists()
+    again = wait_prompt(purplemux_daemon, sid, "permission")
+    assert again["prompt"]["id"] == shown["prompt"]["id"]
+    assert not [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+
+
+def test_focus_brings_the_pane_forward_and_switches_the_client(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, tmp_path: Path
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    claude_window = claude.tmux("display-message", "-p", "-t", claude.pane_id, "#{window_id}")
+    # Another window becomes the current one of Claude's tmux session, and a client is attached
+    # to another tmux session of the same server.
+    claude.tmux("new-window", "-t", f"{claude.session_name}:", "sleep 600")
+    claude.tmux("new-session", "-d", "-s", "other", "sleep 600")
+
+    def current_window() -> str:
+        out = claude.tmux("display-message", "-p", "-t", f"{claude.session_name}:", "#{window_id}")
+        return out.stdout.strip()
+
+    assert current_window() != claude_window.stdout.strip()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a real tmux client attached to "other"
+        os.execvpe(
+            "tmux",
+            ["tmux", "-L", claude.socket_name, "attach-session", "-t", "other"],
+            {**claude.env, "TERM": "xterm-256color"},
+        )
+    try:
+
+        def clients() -> list[str]:
+            out = claude.tmux("list-clients", "-F", "#{client_session}", check=False)
+            return out.stdout.split()
+
+        wait_until(lambda: clients() == ["other"], timeout=10, describe="the client to attach")
+        status, body = call(purplemux_daemon, "POST", f"/api/sessions/{sid}/focus", {})
+        assert status == 200, body
+        assert body["pane"] == claude.pane_id and body["client"]
+        assert current_window() == claude_window.stdout.strip()
+        wait_until(lambda: clients() == [claude.session_name], timeout=5, describe="switch")
+        active = claude.tmux("display-message", "-p", "-t", claude.pane_id, "#{pane_active}")
+        assert active.stdout.strip() == "1"
+    finally:
+        subprocess.run(["kill", str(pid)], check=False)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    # Unknown session: 404; the API refuses rather than guess.
+    status, body = call(purplemux_daemon, "POST", "/api/sessions/nope/focus", {})
+    assert status == 404
+
+
+# ---------------------------------------------------------------------------------------------
+# In Chromium: the dashboard's buttons, and a notification's action through the service worker
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    require()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Browser) -> Iterator[Page]:
+    context = chromium.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""
+"""A tool that asks permission and then runs for seconds: the row stays busy meanwhile."""
+
+
+@pytest.mark.browser
+def test_prompt_buttons_in_the_dashboard_answer_and_the_row_turns_busy(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
+) -> None:
+    claude = start(start_claude, claude_version)
+    sid = session_id_of(claude)
+    wait_pane_known(purplemux_daemon, sid)
+    sign_in(page, purplemux_daemon)
+    row = page.locator(f"#session-{sid}")
+    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude.send_text(SLOW)
+
+    expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)
+    panel = row.locator("[data-slot='prompt']")
+    expect(panel.locator("[data-slot='prompt-title']")).to_contain_text("Bash command")
+    expect(panel.locator("[data-slot='prompt-screen']")).to_contain_text("Do you want to proceed?")
+    labels = panel.locator("[data-action='answer']").all_inner_texts()
+    assert labels[0] == "Yes" and labels[-1] == "No"
+    panel.locator("[data-action='answer'][data-option='Yes']").click()
+
+    expect(row).to_have_attribute("data-state", "busy", timeout=15_000)
+    expect(panel).to_be_hidden()
+    wait_until(lambda: (claude.cwd / "slow.txt").exists(), timeout=30, describe="the tool to run")
+    audit = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+    assert [(e["by"], e["option"]) for e in audit] == [("page", "Yes")]
+
+
+REGISTER = """async () => {
+  await navigator.serviceWorker.register("/static/sw.js", {scope: "/"});
+  const registration = await navigator.serviceWorker.ready;
+  return registration.active.state;
+}"""
+
+
+def registration_id(page: Page, cdp: CDPSession, origin: str) -> str:
+    found: list[dict[str, Any]] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: found.extend(e["registrations"]))
+    cdp.send("ServiceWorker.enable")
+
+    def probe() -> str | None:
+        page.wait_for_timeout(25)
+        return next(
+            (
+                str(r["registrationId"])
+                for r in found
+                if r["scopeURL"] == origin + "/" and not r["isDeleted"]
+            ),
+            None,
+        )
+
+    return wait_until(probe, timeout=10, describe="the service worker registration")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("claude_version", ["2.1.332"])
+def test_push_notification_action_yes_answers_the_permission(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
+) -> None:
+    with FakePushService() as service:
+        sub = service.subscribe()
+        status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
+        assert status == 201
+        claude = start(start_claude, claude_version)
+        sid = session_id_of(claude)
+        wait_pane_known(purplemux_daemon, sid)
+        origin = purplemux_daemon.url
+        page.context.grant_permissions(["notifications"], origin=origin)
+        sign_in(page, purplemux_daemon)  # the cookie the service worker's fetch will carry
+        assert page.evaluate(REGISTER) in ("activated", "activating")
+        cdp = page.context.new_cdp_session(page)
+        reg_id = registration_id(page, cdp, origin)
+        # Leave the dashboard: a focused dashboard page would hold the push back.
+        page.goto(origin + "/static/logo.svg")
+
+        claude.send_text("RUN:touch pushed.txt")
+        delivery = wait_until(
+            lambda: next(
+                (d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None
+            ),
+            timeout=45,
+            describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
+        )
+        payload = delivery.json
+        assert payload["state"] == "needs-input" and payload["prompt_kind"] == "permission"
+        assert payload["actions"] == ["Yes", "No"]
+        shown = wait_prompt(purplemux_daemon, sid, "permission")
+        assert shown["prompt"]["id"] == payload["prompt_id"]
+
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
+        )
+        [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
+        notes = wait_until(
+            lambda: worker.evaluate(
+                "async () => (await self.registration.getNotifications())"
+                ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
+            ),
+            timeout=10,
+            describe="the notification",
+        )
+        assert notes == [{"tag": f"purplemux-{sid}", "actions": ["Yes", "No"]}]
+        # A click on its "Yes" action (synthetic: headless Chromium has no notification UI).
+        worker.evaluate(
+            """async () => {
+                 const [n] = await self.registration.getNotifications();
+                 try {
+                   self.dispatchEvent(new NotificationEvent("notificationclick",
+                                                            {notification: n, action: "Yes"}));
+                 } catch (_) {}
+               }"""
+        )
+        wait_until(
+            lambda: (claude.cwd / "pushed.txt").exists(), timeout=30, describe="the tool to run"
+        )
+        audit = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+        assert [(e["by"], e["option"], e["prompt_id"]) for e in audit] == [
+            ("push", "Yes", payload["prompt_id"])
+        ]

@@ -1,0 +1,247 @@
+"""/screen, /answer and /focus against a real daemon and a real tmux pane (private socket) that
+shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e tier's job)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from purplemux.cli import main
+from purplemux.settings import Settings
+from tests.support import Daemon, run_hook, screen, wait_for
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """(socket path, pane id) of a 220x60 pane printing the classic dialog, then waiting."""
+    shown = tmp_path / "dialog.txt"
+    shown.write_text(screen("claude-2.1.332-manual.screens.txt", "touch-dialog").rstrip("\n"))
+    sock = str(tmp_path / "tmux.sock")
+    base = ["tmux", "-S", sock, "-f", "/dev/null"]
+    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec sleep 600"
+    subprocess.run(
+        [*base, "new-session", "-d", "-x", "220", "-y", "60", "-s", "w", command], check=True
+    )
+    pane_id = subprocess.run(
+        [*base, "display-message", "-p", "-t", "w", "#{pane_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        yield sock, pane_id
+    finally:
+        subprocess.run([*base, "kill-server"], check=False)
+
+
+def call(daemon: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(daemon.url + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {daemon.token}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:
+    """Hooks as Claude sends them for a permission dialog in that pane."""
+    tmux = f"{sock},1,0" if sock else ""
+    tool = {"command": "touch b.txt", "description": "run the requested command"}
+    for name, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
+        ("PreToolUse", {"tool_name": "Bash", "tool_input": tool, "tool_use_id": "t1"}),
+        ("PermissionRequest", {"tool_name": "Bash", "tool_input": tool}),
+    ):
+        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
+        run_hook(daemon.home, payload, pane=pane, tmux=tmux)
+
+
+def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
+    """The session once it is in `state`."""
+
+    def there() -> dict[str, Any] | None:
+        found = daemon.session(sid)
+        return found if found and found["state"] == state else None
+
+    return wait_for(there)
+
+
+def capture(sock: str, pane: str) -> str:
+    return subprocess.run(
+        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        asking(daemon, "s1", sock, pane_id)
+        # The session's view offers answering and jumping (a live session in a pane that asks).
+        assert wait_state(daemon, "s1", "needs-input")["view"]["actions"] == ["answer", "jump"]
+
+        assert call(daemon, "GET", "/api/sessions/nope/screen")[0] == 404
+        status, shown = call(daemon, "GET", "/api/sessions/s1/screen")
+        assert status == 200, shown
+        assert "Do you want to proceed?" in shown["text"] and "\x1b" not in shown["text"]
+        prompt = shown["prompt"]
+        assert prompt["kind"] == "permission" and prompt["title"] == "Bash command: touch b.txt"
+        assert [o["label"] for o in prompt["options"]][::3] == ["Yes", "No"]
+        assert shown["input"] is True
+
+        before = capture(sock, pane_id)
+        for body, code in (
+            ({"prompt_id": "p-stale", "option": "Yes"}, 409),
+            ({"prompt_id": prompt["id"], "option": "Maybe"}, 422),
+            ({"prompt_id": prompt["id"], "option": "Yes", "cancel": True}, 422),
+            ({"prompt_id": prompt["id"], "text": "free"}, 422),  # a permission takes no text
+            ({"option": "Yes"}, 422),
+            ({"prompt_id": prompt["id"], "option": "Yes", "by": "robot"}, 422),
+        ):
+            status, reply = call(daemon, "POST", "/api/sessions/s1/answer", body)
+            assert status == code, (body, reply)
+            assert reply["error"]
+        assert call(daemon, "POST", "/api/sessions/nope/answer", {"prompt_id": "x"})[0] == 404
+        assert capture(sock, pane_id) == before  # nothing was typed
+        assert not [
+            e
+            for e in daemon.api("GET", "/api/sessions/s1/events")["events"]
+            if e["kind"] == "answer"
+        ]
+
+        # The pane is not Claude: Enter reaches it but the dialog stays; the daemon says so.
+        status, reply = call(
+            daemon, "POST", "/api/sessions/s1/answer", {"prompt_id": prompt["id"], "option": "Yes"}
+        )
+        assert status == 504, reply
+        assert "still on screen" in reply["error"] and reply["keys"] == ["Enter"]
+        [audit] = [
+            e
+            for e in daemon.api("GET", "/api/sessions/s1/events")["events"]
+            if e["kind"] == "answer"
+        ]
+        assert (audit["by"], audit["option"], audit["confirmed"]) == ("api", "Yes", False)
+        session = daemon.session("s1")
+        assert session is not None and session["state"] == "needs-input"
+        assert session["last_event"]["name"] == "Answer: Yes (api)"
+
+        status, reply = call(daemon, "POST", "/api/sessions/s1/focus", {})
+        assert status == 200, reply
+        assert reply["pane"] == pane_id and reply["client"] is None
+
+        # A session whose pane is gone, and one outside tmux: 409.
+        asking(daemon, "s2", sock, "%999")
+        wait_state(daemon, "s2", "needs-input")
+        status, reply = call(daemon, "GET", "/api/sessions/s2/screen")
+        assert status == 409 and "%999" in reply["error"]
+        asking(daemon, "s3", None, "")
+        assert wait_state(daemon, "s3", "needs-input")["view"]["actions"] == []
+        status, reply = call(daemon, "GET", "/api/sessions/s3/screen")
+        assert (status, reply["error"]) == (409, "this session has no tmux pane")
+        assert call(daemon, "POST", "/api/sessions/s3/focus")[0] == 409
+    finally:
+        daemon.stop()
+
+
+def test_cli_peek_answer_and_jump(
+    tmp_path: Path,
+    pane: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    monkeypatch.setenv("PURPLEMUX_HOME", str(daemon.home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(daemon.claude_dir))
+    monkeypatch.setenv("PURPLEMUX_PORT", str(daemon.port))
+    monkeypatch.delenv("TMUX", raising=False)  # not inside tmux: jump switches no client of ours
+    try:
+        asking(daemon, "cli-1", sock, pane_id)
+        wait_state(daemon, "cli-1", "needs-input")
+        asking(daemon, "cli-2", None, "")
+        wait_state(daemon, "cli-2", "needs-input")
+
+        out = io.StringIO()
+        assert main(["peek", "cli-1"], out=out) == 0
+        shown = out.getvalue()
+        assert shown.startswith(f"needs input: proj · {pane_id}\n")  # the session's view
+        assert "Do you want to proceed?" in shown
+        assert "[permission] Bash command: touch b.txt" in shown
+        assert "\u276f Yes" in shown and "prompt id p-" in shown
+
+        before = capture(sock, pane_id)
+        assert main(["answer", "cli-1", "--option", "Maybe"], out=io.StringIO()) == 1
+        assert "pick one of the options" in capsys.readouterr().err
+        assert capture(sock, pane_id) == before  # nothing was typed
+
+        out = io.StringIO()
+        assert main(["jump", "cli-1"], out=out) == 0
+        assert out.getvalue() == (
+            f"selected proj · {pane_id}; no tmux client is attached to that server\n"
+        )
+        assert main(["jump", "cli-2"], out=io.StringIO()) == 1
+        assert "proj is not in a tmux pane" in capsys.readouterr().err
+        assert main(["peek", "cli-"], out=io.StringIO()) == 2  # ambiguous
+    finally:
+        daemon.stop()
+
+
+def test_answer_is_refused_when_input_is_off(tmp_path: Path, pane: tuple[str, str]) -> None:
+    sock, pane_id = pane
+    daemon = Daemon(
+        home=tmp_path / "pmx", claude_dir=tmp_path / "claude", env_extra={"PURPLEMUX_INPUT": "off"}
+    ).start()
+    try:
+        asking(daemon, "s1", sock, pane_id)
+        wait_state(daemon, "s1", "needs-input")
+        status, shown = call(daemon, "GET", "/api/sessions/s1/screen")
+        assert status == 200 and shown["input"] is False
+        before = capture(sock, pane_id)
+        status, reply = call(
+            daemon,
+            "POST",
+            "/api/sessions/s1/answer",
+            {"prompt_id": shown["prompt"]["id"], "option": "Yes"},
+        )
+        assert status == 403
+        assert "PURPLEMUX_INPUT=off" in reply["error"]
+        assert capture(sock, pane_id) == before
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize(
+    ("env", "host", "allowed"),
+    [
+        ({}, "127.0.0.1", True),
+        ({}, "0.0.0.0", False),
+        ({"PURPLEMUX_INPUT": "on"}, "0.0.0.0", True),
+        ({"PURPLEMUX_INPUT": "off"}, "127.0.0.1", False),
+        ({"PURPLEMUX_INPUT": "0"}, "::1", False),
+    ],
+)
+def test_input_switch(env: dict[str, str], host: str, allowed: bool) -> None:
+    settings = Settings.from_env({**env, "PURPLEMUX_HOST": host})
+    assert settings.input_allowed is allowed
+    if not allowed:
+        assert "PURPLEMUX_INPUT" in settings.input_refusal
+
+
+def test_input_switch_rejects_nonsense() -> None:
+    with pytest.raises(ValueError, match="PURPLEMUX_INPUT must be on or off"):
+        Settings.from_env({"PURPLEMUX_INPUT": "maybe"})
