@@ -132,8 +132,10 @@ def test_answer_focus_and_screen_on_another_host_reach_the_owner(
     ]
     assert (audit["by"], audit["option"]) == ("page", "Yes")
     wait_for(
-        lambda: (r := row(bravo, "s-alpha")) is not None
-        and r["last_event"]["name"] == "Answer: Yes (page)",
+        lambda: (
+            (r := row(bravo, "s-alpha")) is not None
+            and r["last_event"]["name"] == "Answer: Yes (page)"
+        ),
         timeout=10,
     )
 

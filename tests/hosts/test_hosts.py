@@ -199,7 +199,18 @@ def test_each_daemon_serves_its_own_sessions_while_redis_is_down(
         assert broker["state"] in ("down", "connecting") and broker["since"] <= time.time()
     wait_for(lambda: health(a)["broker"]["state"] == "down", timeout=10)
     assert "broker down since" in _page(a)
-    redis.start()
+    # The page's badge follows the link live: the feed's snapshot says how it is, then a
+    # "broker" message when it changes.
+    auth = {"Authorization": f"Bearer {a.token}"}
+    with connect(f"ws://127.0.0.1:{a.port}/api/stream", additional_headers=auth) as ws:
+        snapshot = json.loads(ws.recv(timeout=5))
+        assert snapshot["type"] == "snapshot" and snapshot["broker"]["state"] == "down"
+        redis.start()
+        while True:
+            msg = json.loads(ws.recv(timeout=20))
+            if msg["type"] == "broker":
+                break
+        assert msg["broker"]["state"] == "connected"
     for d in (a, b):
         wait_for(lambda d=d: len(d.sessions()) == 2, timeout=15)
 
@@ -223,6 +234,7 @@ def test_a_remote_entry_notifies_once_and_never_again_on_a_reconnect(
     wait_for(lambda: record.exists() and record.read_text(), timeout=15)
     lines = record.read_text().splitlines()
     assert len(lines) == 1 and "remote-proj" in lines[0]
+    assert lines[0].startswith("review: remote-proj on alpha|"), lines  # it names the host
     # Redis loses everything; alpha republishes, bravo reloads: the same entry, no new notice.
     redis.kill()
     wait_for(lambda: health(b)["broker"]["state"] == "down", timeout=15)

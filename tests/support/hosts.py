@@ -29,6 +29,8 @@ class RedisServer:
     dir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    password: str | None = None
+    """`--requirepass`: clients must AUTH (the daemons read it from a file)."""
 
     @property
     def url(self) -> str:
@@ -38,6 +40,8 @@ class RedisServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         argv = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         argv += ["--appendonly", "no", "--dir", str(self.dir)]
+        if self.password:
+            argv += ["--requirepass", self.password]
         with (self.dir / "redis.log").open("ab") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         wait_for(self.ping, timeout=10)
@@ -45,9 +49,16 @@ class RedisServer:
 
     def command(self, *args: str) -> bytes:
         """One command over a raw socket (RESP), the reply's raw bytes."""
-        wire = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
+
+        def wire(*words: str) -> bytes:
+            parts = "".join(f"${len(w.encode())}\r\n{w}\r\n" for w in words)
+            return f"*{len(words)}\r\n{parts}".encode()
+
         with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
-            s.sendall(wire.encode())
+            if self.password:
+                s.sendall(wire("AUTH", self.password))
+                s.recv(1024)
+            s.sendall(wire(*args))
             return s.recv(65536)
 
     def ping(self) -> bool:
