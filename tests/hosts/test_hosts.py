@@ -10,6 +10,7 @@ from typing import Any
 from websockets.sync.client import connect
 
 from tests.support.daemon import Daemon, wait_for
+from tests.support.hooks import run_hook
 from tests.support.hosts import (
     RedisServer,
     boot,
@@ -21,7 +22,6 @@ from tests.support.hosts import (
     row,
     start_all,
 )
-from tests.support.hooks import run_hook
 
 
 def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
