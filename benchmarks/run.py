@@ -30,6 +30,7 @@ from typing import Any
 import common
 import history
 import hook_latency
+import hosts
 import idle
 import ingest
 import scale
@@ -78,6 +79,7 @@ class Sizes:
     idle_seconds: float = 30.0
     idle_events: int = 1000
     idle_runs: int = 3
+    hosts_samples: int = 200
 
 
 FULL = Sizes(
@@ -112,6 +114,7 @@ QUICK = Sizes(
     idle_seconds=3.0,
     idle_events=40,
     idle_runs=1,
+    hosts_samples=10,
 )
 
 
@@ -1131,7 +1134,65 @@ def section_answer(sizes: Sizes) -> Section:
     return sec
 
 
-SECTIONS = ("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak", "answer", "history", "idle")
+# --- 11. several hosts ----------------------------------------------------------------------------
+
+
+def section_hosts(root: Path, sizes: Sizes) -> Section:
+    result = hosts.run(root / "hosts", sizes.hosts_samples)
+    remote, local = result.stats()
+    goal = 1500.0
+    ok = remote.p99 <= goal and result.timeouts == 0
+    sec = Section("11. Several hosts: a change on one host → another host's WebSocket client")
+    sec.lines += [
+        "A real `redis-server` (loopback, no persistence) and two daemons as if on two machines, "
+        "each with its own home. A sample POSTs one hook event to the owner (UserPromptSubmit → "
+        "busy, Stop → review, alternating) and ends when the other daemon's `/api/stream` "
+        "client receives the new state; the owner's own feed, in the same sample, is the "
+        f"baseline. {sizes.hosts_samples} samples (`benchmarks/hosts.py`).",
+        "",
+        *table(
+            ["path", "samples", "p50 ms", "p99 ms", "min ms", "max ms", "timeouts", "goal"],
+            [
+                [
+                    "POST → another host's feed (through Redis)",
+                    remote.n,
+                    ms(remote.median),
+                    ms(remote.p99),
+                    ms(remote.min),
+                    ms(remote.max),
+                    result.timeouts,
+                    f"p99 ≤ {goal:.0f} ms: {verdict(ok)}",
+                ],
+                [
+                    "POST → the owner's own feed (baseline)",
+                    local.n,
+                    ms(local.median),
+                    ms(local.p99),
+                    ms(local.min),
+                    ms(local.max),
+                    result.timeouts,
+                    "",
+                ],
+            ],
+        ),
+    ]
+    sec.summary.append(
+        [
+            "11",
+            "a change on one host → another host's feed, p99",
+            f"{ms(remote.p99)} ms (p50 {ms(remote.median)})",
+            f"p99 ≤ {goal:.0f} ms",
+            verdict(ok),
+        ]
+    )
+    return sec
+
+
+
+SECTIONS = (
+    *("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak"),
+    *("answer", "history", "idle", "hosts"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1165,6 +1226,7 @@ def main(argv: list[str] | None = None) -> int:
             "answer": lambda: section_answer(sizes),
             "history": lambda: section_history(root, sizes),
             "idle": lambda: section_idle(root, sizes),
+            "hosts": lambda: section_hosts(root, sizes),
         }
         for key in SECTIONS:
             if key not in wanted:

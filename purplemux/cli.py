@@ -52,6 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow listening on a non-loopback address (read SECURITY.md first)",
     )
+    # Several machines, one view (purplemux/hosts): a shared Redis.
+    serve.add_argument(
+        "--broker",
+        metavar="URL",
+        help="redis:// or rediss:// URL shared by the daemons of several machines "
+        "(env PURPLEMUX_BROKER; password from PURPLEMUX_BROKER_PASSWORD_FILE)",
+    )
+    serve.add_argument(
+        "--host-name", help="this machine's name on the shared view (default: the hostname)"
+    )
     serve.add_argument(
         "--no-input",
         action="store_true",
@@ -144,6 +154,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         settings = Settings.from_env(
             host=getattr(args, "host", None),
             port=getattr(args, "port", None),
+            broker=getattr(args, "broker", None),
+            host_name=getattr(args, "host_name", None),
             input=False if getattr(args, "no_input", False) else None,
         )
     except ValueError as exc:
@@ -258,14 +270,31 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             )
         )
         colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
+    rows, colours = _with_hosts(rows, colours, sessions)
+    at = 1 if rows[0][0] == "HOST" else 0
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         if colour and n:
-            cells[0] = f"{colours[n]}{cells[0]}\033[0m"
+            cells[at] = f"{colours[n]}{cells[at]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _with_hosts(
+    rows: list[tuple[str, ...]], colours: list[str], sessions: list[dict[str, Any]]
+) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Several hosts (a shared broker): a HOST column first, "(offline)" on a stale host's rows."""
+    views = [s["view"] for s in sessions]
+    if len({v.get("host") for v in views}) < 2:
+        return rows, colours
+    out = []
+    for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
+        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
+        out.append(((host, *row), colour))
+    out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
+    return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -320,10 +321,45 @@ def check_push_keys(settings: Settings) -> Check:
     return Check("push keys", "ok", f"{path} (mode 0600)")
 
 
+def check_broker(settings: Settings, timeout: float = 2.0) -> Check | None:
+    """With several machines: the daemon's link to the shared Redis (None: no broker in use)."""
+    try:
+        url = _daemon_url(settings)
+        with urllib.request.urlopen(url + "/api/health", timeout=timeout) as resp:
+            health = json.loads(resp.read())
+    except (OSError, ValueError):
+        health = {}
+    broker = health.get("broker") if isinstance(health, dict) else None
+    state = broker.get("state") if isinstance(broker, dict) else None
+    if not isinstance(broker, dict) or state in (None, "off"):
+        if not settings.broker:
+            return None
+        return Check(
+            "broker",
+            "warn",
+            "PURPLEMUX_BROKER is set, but the running daemon does not use a broker",
+            "restart the daemon with the same environment (or `purplemux serve --broker URL`)",
+        )
+    if state == "connected":
+        return Check("broker", "ok", "connected: this daemon shares its sessions with other hosts")
+    since = broker.get("since")
+    when = time.strftime("%H:%M:%S", time.localtime(float(since))) if since else "?"
+    error = f" ({broker['error']})" if broker.get("error") else ""
+    return Check(
+        "broker",
+        "warn",
+        f"{state} since {when}{error}: this daemon serves only its own sessions meanwhile",
+        "check that the Redis in PURPLEMUX_BROKER is reachable from this machine, and its "
+        "password (PURPLEMUX_BROKER_PASSWORD_FILE); the daemon retries by itself",
+    )
+
+
 def run_checks(settings: Settings) -> list[Check]:
     """Every check, in the order a person would fix things."""
+    broker = check_broker(settings)
     return [
         check_daemon(settings),
+        *([broker] if broker else []),
         check_token(settings),
         check_hooks(settings),
         check_claude_dir(settings),

@@ -8,13 +8,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
-from purplemux.present import session_json
+from purplemux.present import Origin, SessionView, present, session_json
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
@@ -33,6 +34,18 @@ WatchListener = Callable[[Session, str | None], None]
 """Called with a transcript path to follow for the session, or None to stop."""
 ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
+RemoveListener = Callable[[str], None]
+"""Called with the id of a session that left the list (the broker tells other hosts)."""
+
+
+class RemoteSessions(Protocol):
+    """Other hosts' sessions, merged into what the engine serves (purplemux/hosts)."""
+
+    def snapshot(self, include_ended: bool) -> list[dict[str, Any]]: ...
+
+    def get(self, session_id: str) -> dict[str, Any] | None: ...
+
+    def views(self, include_ended: bool) -> list[SessionView]: ...
 
 
 _Undo = dict[str, tuple[Session | None, Timeline | None, tuple[Session, list[Entry]] | None]]
@@ -60,9 +73,17 @@ class Engine:
     """Consumes one queue; applies each event to its session's timeline; runs the effects."""
 
     def __init__(
-        self, store: AsyncStore, clock: Callable[[], float] = time.time, queue_size: int = 10_000
+        self,
+        store: AsyncStore,
+        clock: Callable[[], float] = time.time,
+        queue_size: int = 10_000,
+        host: str = "",
     ) -> None:
         self.store = store
+        self.host = host
+        """This machine's name: every session this engine serves carries it as `host`."""
+        self.remote: RemoteSessions | None = None
+        """Other hosts' sessions (a broker is configured): merged into snapshots, never stepped."""
         self.clock = clock
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
@@ -70,6 +91,7 @@ class Engine:
         self.on_notify: list[NotifyListener] = []
         self.on_watch: list[WatchListener] = []
         self.on_change: list[ChangeListener] = []
+        self.on_remove: list[RemoveListener] = []
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -102,14 +124,47 @@ class Engine:
                 )
         return restarts
 
+    @property
+    def origin(self) -> Origin:
+        """Whose the local sessions are: this host, grouped by host when a broker is on."""
+        return Origin(host=self.host, grouped=self.remote is not None)
+
+    def origin_of(self, session_id: str) -> Origin:
+        """Whose a session is (ours, or another host's as the broker last said)."""
+        row = self.remote.get(session_id) if self.remote is not None else None
+        if session_id in self.sessions or row is None:
+            return self.origin
+        since = row.get("offline_since")
+        return Origin(
+            host=str(row.get("host") or ""),
+            stale=bool(row.get("stale")),
+            offline_since=float(since) if isinstance(since, int | float) else None,
+            grouped=True,
+        )
+
     def listed(self, include_ended: bool = True) -> list[Session]:
-        """The sessions a list shows, newest first."""
+        """This host's sessions a list shows, newest first."""
         items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
         return [s for s in items if not s.superseded and (include_ended or not s.ended)]
 
     def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
-        """Every listed session as JSON (with its view), newest first."""
-        return [session_json(s) for s in self.listed(include_ended)]
+        """Every listed session as JSON with its view (other hosts' too, with a broker), newest
+        first."""
+        local: list[dict[str, object]] = [self.public(s) for s in self.listed(include_ended)]
+        if self.remote is None:
+            return local
+        merged = local + self.remote.snapshot(include_ended)
+        merged.sort(key=lambda s: float(str(s.get("updated_at") or 0.0)), reverse=True)
+        return merged
+
+    def views(self, include_ended: bool = True) -> list[SessionView]:
+        """What the page lists: every session's view (other hosts' too)."""
+        local = [present(s, self.origin) for s in self.listed(include_ended)]
+        return local + (self.remote.views(include_ended) if self.remote is not None else [])
+
+    def public(self, session: Session) -> dict[str, Any]:
+        """A local session's JSON as served: its fields, `host`, `stale` and `view`."""
+        return session_json(session, self.origin)
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -233,8 +288,9 @@ class Engine:
         for session in broadcast.values():
             if session.superseded:
                 self.feed.publish({"type": "removed", "id": session.id})
+                self._call(self.on_remove, session.id)
             else:
-                self.feed.publish({"type": "session", "session": session_json(session)})
+                self.feed.publish({"type": "session", "session": self.public(session)})
             self._call(self.on_change, session)
 
     def _undo(

@@ -35,12 +35,17 @@ class Feed:
         self._snapshot = snapshot
         self.seq = 0
         self.subscribers: set[Subscriber] = set()
+        self.snapshot_extra: Callable[[], dict[str, Any]] | None = None
+        """More for the snapshot message (the broker's state, with several hosts)."""
 
     def subscribe(self) -> tuple[Subscriber, Message]:
         """Register a client; its first message is the snapshot at the current seq."""
         sub = Subscriber()
         self.subscribers.add(sub)
-        return sub, {"type": "snapshot", "seq": self.seq, "sessions": self._snapshot()}
+        message: Message = {"type": "snapshot", "seq": self.seq, "sessions": self._snapshot()}
+        if self.snapshot_extra is not None:
+            message.update(self.snapshot_extra())
+        return sub, message
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)

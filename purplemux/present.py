@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from purplemux.model import Session, State
@@ -123,11 +123,28 @@ class Place:
     kind: str
     label: str
     title: str
+    host: str = ""
+    """The machine, when several hosts share the view: shown before the heading."""
 
     @property
     def noun(self) -> str:
         """What kind of place it is, in words ("tmux session")."""
         return KIND_NAMES.get(self.kind, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Which machine owns a session and whether that machine is still heard from (a broker)."""
+
+    host: str = ""
+    stale: bool = False
+    """Its host stopped beating: the row is greyed with `offline`."""
+    offline_since: float | None = None
+    grouped: bool = False
+    """Several hosts share the view (a broker): groups go by host first."""
+
+
+LOCAL = Origin()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +183,12 @@ class SessionView:
     window: Place
     order: tuple[str, str, str]
     """Sort keys (group, window, row) that compare as plain strings in Python and JavaScript."""
+    host: str = ""
+    """The machine that owns it (with a broker; "" for a daemon on its own)."""
+    stale: bool = False
+    offline: str = ""
+    """A stale row's note ("laptop: host offline since"), the time after it from offline_since."""
+    offline_since: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -174,14 +197,25 @@ class SessionView:
         return data
 
 
-def present(s: Session) -> SessionView:
-    """The one view of a session."""
+def present(s: Session, origin: Origin = LOCAL) -> SessionView:
+    """The one view of a session (owned by `origin`'s host)."""
     lk = LOOKS[s.state]
     name = s.project or s.id[:8]
     pane = s.tmux.pane if s.tmux and s.tmux.pane else ""
     kind, prefix, text = _detail(s, lk)
     error = s.error or ""
     group, window = _place(s)
+    host_order = ""
+    if origin.grouped and origin.host:  # the same tmux session name on two machines: two groups
+        group = replace(group, key=f"host:{origin.host}|{group.key}", host=origin.host)
+        window = replace(window, key=f"host:{origin.host}|{window.key}", host=origin.host)
+        host_order = f"{origin.host}\x00"
+    actions = _actions(s, lk)
+    if origin.stale:  # its owner is not listening: nothing can be asked of it
+        actions = ()
+    offline = ""
+    if origin.stale:
+        offline = f"{origin.host or '?'}: host offline" + (" since" if origin.offline_since else "")
     return SessionView(
         id=s.id,
         state=s.state.value,
@@ -191,7 +225,7 @@ def present(s: Session) -> SessionView:
         urgency=lk.urgency,
         icon=lk.icon,
         attention=lk.attention,
-        actions=_actions(s, lk),
+        actions=actions,
         ended=s.ended,
         name=name,
         folder=s.cwd or "",
@@ -204,20 +238,31 @@ def present(s: Session) -> SessionView:
         detail=text,
         error=error,
         reason=_reason(error, prefix, text, lk),
-        headline=f"{lk.label}: {name} · {pane}" if pane else f"{lk.label}: {name}",
+        headline=(f"{lk.label}: {name} · {pane}" if pane else f"{lk.label}: {name}")
+        + (f" on {origin.host}" if origin.grouped and origin.host else ""),
         group=group,
         window=window,
         order=(
-            f"{KIND_ORDER[group.kind]}\x00{group.label}\x00{group.key}",
+            f"{host_order}{KIND_ORDER[group.kind]}\x00{group.label}\x00{group.key}",
             _natural(window.label),
             _row_order(pane, s.id),
         ),
+        host=origin.host,
+        stale=origin.stale,
+        offline=offline,
+        offline_since=origin.offline_since if origin.stale else None,
     )
 
 
-def session_json(s: Session) -> dict[str, Any]:
-    """A session as the API and the feed send it: its fields and its `view`."""
-    return {**s.to_json(), "view": present(s).to_json()}
+def session_json(s: Session, origin: Origin = LOCAL) -> dict[str, Any]:
+    """A session as the API and the feed send it: its fields, its owner and its `view`."""
+    return {
+        **s.to_json(),
+        "host": origin.host,
+        "stale": origin.stale,
+        "offline_since": origin.offline_since if origin.stale else None,
+        "view": present(s, origin).to_json(),
+    }
 
 
 def _reason(error: str, prefix: str, text: str, lk: Look) -> str:

@@ -9,6 +9,7 @@ from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.history import Ledger
+from purplemux.hosts.broker import BrokerLink
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.server.logins import FILE as LOGINS_FILE
 from purplemux.server.logins import Logins
@@ -38,6 +39,9 @@ class Runtime:
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     logins: Logins = field(init=False)
     """The dashboard's login cookies (kept under the home, keyed with the token)."""
+    broker: BrokerLink | None = None
+    """The link to the shared Redis (with --broker), set while the broker part runs; its
+    `view` holds the other hosts' sessions."""
 
     def __post_init__(self) -> None:
         self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
+import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ DEFAULT_RETENTION = 7 * 24 * 3600.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DEFAULT_PORT = 8022
 MAX_BODY = 1024 * 1024
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,17 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    # --- several machines (purplemux/hosts): off unless a broker URL is given ----------------
+    host_name: str = field(default_factory=lambda: socket.gethostname() or "localhost")
+    """This machine's name on the shared dashboard (default: the hostname)."""
+    broker: str | None = None
+    """redis:// or rediss:// URL of the Redis that daemons on several machines share."""
+    broker_password_file: Path | None = None
+    """A file holding the broker's password (kept off command lines and URLs)."""
+    heartbeat_ttl: float = 10.0
+    """Seconds after a host's last heartbeat before its rows are marked stale."""
+    prune_after: float = 86_400.0
+    """Seconds a stale host's rows stay listed before they are dropped."""
     input: bool | None = None
     """Answering prompts (keys typed into Claude's pane): on, off, or None for the default, which
     is on for a loopback address and off otherwise (PURPLEMUX_INPUT, `serve --no-input`)."""
@@ -111,6 +125,20 @@ class Settings:
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
+            host_name=env.get("PURPLEMUX_HOST_NAME") or socket.gethostname() or "localhost",
+            broker=env.get("PURPLEMUX_BROKER") or None,
+            broker_password_file=(
+                Path(env["PURPLEMUX_BROKER_PASSWORD_FILE"]).expanduser()
+                if env.get("PURPLEMUX_BROKER_PASSWORD_FILE")
+                else None
+            ),
+            heartbeat_ttl=_float(
+                env.get("PURPLEMUX_HEARTBEAT_TTL"), 10.0, "PURPLEMUX_HEARTBEAT_TTL"
+            )
+            or 10.0,
+            prune_after=_float(
+                env.get("PURPLEMUX_HOST_PRUNE_AFTER"), 86_400.0, "PURPLEMUX_HOST_PRUNE_AFTER"
+            ),
             input=_switch(env.get("PURPLEMUX_INPUT"), "PURPLEMUX_INPUT"),
             poll_interval=_float(
                 env.get("PURPLEMUX_POLL_INTERVAL"), 3.0, "PURPLEMUX_POLL_INTERVAL"
@@ -123,7 +151,17 @@ class Settings:
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),
         )
-        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        if not HOST_NAME.fullmatch(settings.host_name):
+            raise ValueError(
+                f"the host name must be 1-64 letters, digits, '.', '_' or '-', "
+                f"got {settings.host_name!r} (set --host-name or PURPLEMUX_HOST_NAME)"
+            )
+        if settings.broker and not settings.broker.startswith(("redis://", "rediss://")):
+            raise ValueError(
+                f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
+            )
+        return settings
 
 
 def is_loopback(host: str) -> bool:

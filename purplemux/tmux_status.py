@@ -40,7 +40,7 @@ def count(sessions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Live sessions per state, keyed by the placeholder names (needs_input, ..., total)."""
     counts = {state.replace("-", "_"): 0 for state in STATES}
     for s in sessions:
-        if s.get("ended"):
+        if s.get("ended") or s.get("stale"):  # stale: its host is offline, its state unknown
             continue
         key = str(s.get("state", "unknown")).replace("-", "_")
         counts[key if key in counts else "unknown"] += 1

@@ -1,13 +1,14 @@
 #!/bin/sh
 # Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl,
-# systemd-analyze (Debian packages) and the pinned Claude Code CLI (npm, into a cache folder).
-# Idempotent and quiet.
+# systemd-analyze, redis-server (Debian packages) and the pinned Claude Code CLI (npm, into a
+# cache folder). Idempotent and quiet.
 set -eu
 missing=
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v dash >/dev/null 2>&1 || missing="$missing dash"
 command -v curl >/dev/null 2>&1 || missing="$missing curl"
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing="$missing redis-server"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 if [ -n "$missing" ]; then

@@ -21,6 +21,7 @@ SECTIONS = (
     "5. Transcript tail",
     "6. Real CLI signal latencies (end-to-end tier)",
     "9. History: timelines and the day's summary",
+    "11. Several hosts: a change on one host → another host's WebSocket client",
 )
 NUMBER = re.compile(r"\d+\.\d+|\d{2,}")
 

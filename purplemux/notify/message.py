@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from purplemux.model import Session, State
-from purplemux.present import ANSWER, allows, present
+from purplemux.present import ANSWER, LOCAL, Origin, allows, present
 
 if TYPE_CHECKING:
     from purplemux.prompts import Prompt
@@ -17,12 +17,14 @@ BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
 
 
-def push_payload(session: Session, prompt: Prompt | None = None) -> dict[str, Any]:
+def push_payload(
+    session: Session, prompt: Prompt | None = None, origin: Origin = LOCAL
+) -> dict[str, Any]:
     """The JSON the service worker turns into a notification. With the prompt on screen: its id
     and kind, and for a permission prompt the actions that answer it from the notification."""
     payload: dict[str, Any] = {
-        "title": title(session),
-        "body": body(session),
+        "title": title(session, origin),
+        "body": body(session, origin),
         "tag": f"purplemux-{session.id}",
         "session_id": session.id,
         "state": session.state.value,
@@ -42,14 +44,14 @@ def urgency_for(state: State) -> str:
     return "high" if state is State.NEEDS_INPUT else "normal"
 
 
-def title(session: Session) -> str:
-    """The state's words and where: `needs input: project · pane`."""
-    return present(session).headline
+def title(session: Session, origin: Origin = LOCAL) -> str:
+    """The state's words and where: `needs input: project · pane` (`… on host` with a broker)."""
+    return present(session, origin).headline
 
 
-def body(session: Session) -> str:
+def body(session: Session, origin: Origin = LOCAL) -> str:
     """What the session wants: the pending question or command, or the answer's first words."""
-    return shorten(_clean(present(session).reason))
+    return shorten(_clean(present(session, origin).reason))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

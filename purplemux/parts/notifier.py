@@ -45,6 +45,8 @@ async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
     then only opens the page)."""
     if not allows(session, ANSWER) or not rt.settings.input_allowed:
         return None
+    if session.id not in rt.engine.sessions:  # another host's: its pane is not ours to read
+        return None
     deadline = time.monotonic() + PROMPT_WAIT
     while True:
         current = rt.engine.sessions.get(session.id, session)
@@ -66,7 +68,7 @@ async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: s
         prompt = None
     if prompt is None and allows(session, ANSWER):
         log.info("push for %s goes without a prompt (none recognised on its pane)", session.id)
-    await sender.send(push_payload(session, prompt), urgency)
+    await sender.send(push_payload(session, prompt, rt.engine.origin_of(session.id)), urgency)
 
 
 async def notifier(rt: Runtime) -> None:
@@ -81,9 +83,10 @@ async def notifier(rt: Runtime) -> None:
         if not policy.should_push(session, notify, now=time.time(), focused_pages=focused):
             return
         urgency = urgency_for(notify.state)
+        origin = rt.engine.origin_of(session.id)
         for job in (
             _push(rt, sender, session, urgency),
-            desktop.notify(title(session), body(session), urgent=urgency == "high"),
+            desktop.notify(title(session, origin), body(session, origin), urgent=urgency == "high"),
         ):
             task = asyncio.create_task(job)  # sends never hold up the engine
             pending.add(task)

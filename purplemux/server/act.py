@@ -17,7 +17,7 @@ from purplemux import tmux
 from purplemux.answer import AnswerError, Choice, pane_of
 from purplemux.events import Source
 from purplemux.model import Session
-from purplemux.present import session_json
+from purplemux.server import hosts
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 
@@ -40,8 +40,23 @@ def _refused(exc: AnswerError) -> JSONResponse:
     return JSONResponse(exc.to_json(), status_code=exc.status)
 
 
+async def _relayed(rt: Runtime, kind: str, session_id: str, args: Any) -> JSONResponse | None:
+    """Another host's session: its owner acts (under its own input switch) and answers."""
+    if session_id in rt.engine.sessions:
+        return None
+    reply = await hosts.remote_command(rt, kind, session_id, args if isinstance(args, dict) else {})
+    return None if reply is None else JSONResponse(reply.body, status_code=reply.status)
+
+
 @router.get("/api/sessions/{session_id}/screen", response_model=None)
 async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> Any:
+    if (relayed := await _relayed(rt, "screen", session_id, {})) is not None:
+        return relayed
+    return await screen_local(rt, session_id)
+
+
+async def screen_local(rt: Runtime, session_id: str) -> Any:
+    """GET /screen on this host's own session."""
     session = _session(rt, session_id)
     try:
         shown = await rt.desk.read(session)
@@ -83,9 +98,21 @@ def parse_answer(data: Any) -> tuple[str, Choice, str]:
 
 @router.post("/api/sessions/{session_id}/answer", response_model=None)
 async def answer(session_id: str, request: Request, rt: Runtime = Depends(current_runtime)) -> Any:
+    if session_id not in rt.engine.sessions and hosts.owner_of(rt, session_id):
+        data = await read_json(request, MAX_ANSWER_BODY)
+        parse_answer(data)  # bad input is refused here, before it travels
+        if (relayed := await _relayed(rt, "answer", session_id, data)) is not None:
+            return relayed
     if not rt.settings.input_allowed:
         raise HTTPException(403, rt.settings.input_refusal)
     data = await read_json(request, MAX_ANSWER_BODY)
+    return await answer_local(rt, session_id, data)
+
+
+async def answer_local(rt: Runtime, session_id: str, data: Any) -> Any:
+    """POST /answer on this host's own session (the owner's input switch applies)."""
+    if not rt.settings.input_allowed:
+        raise HTTPException(403, rt.settings.input_refusal)
     session = _session(rt, session_id)
     prompt_id, choice, by = parse_answer(data)
     try:
@@ -116,7 +143,7 @@ async def answer(session_id: str, request: Request, rt: Runtime = Depends(curren
         "kind": done.prompt.kind,
         "answered": what,
         "keys": list(done.keys),
-        "session": session_json(rt.engine.sessions[session_id]),
+        "session": rt.engine.public(rt.engine.sessions[session_id]),
     }
     if not done.confirmed:
         body["error"] = "the keys were sent but the dialog is still on screen; look at the pane"
@@ -130,6 +157,16 @@ async def focus(session_id: str, request: Request, rt: Runtime = Depends(current
     data = await read_json(request, 4096) if raw.strip() else {}
     client = data.get("client") if isinstance(data, dict) else None
     if client is not None and (not isinstance(client, str) or len(client) > 200):
+        raise HTTPException(422, "client must be a tmux client name (e.g. /dev/pts/3)")
+    if (relayed := await _relayed(rt, "focus", session_id, data)) is not None:
+        return relayed
+    return await focus_local(rt, session_id, data)
+
+
+async def focus_local(rt: Runtime, session_id: str, data: Any) -> Any:
+    """POST /focus on this host's own session."""
+    client = data.get("client") if isinstance(data, dict) else None
+    if client is not None and not isinstance(client, str):
         raise HTTPException(422, "client must be a tmux client name (e.g. /dev/pts/3)")
     session = _session(rt, session_id)
     try:

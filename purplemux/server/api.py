@@ -13,7 +13,8 @@ from fastapi.responses import JSONResponse
 from purplemux import __version__
 from purplemux import events as ev
 from purplemux.events import Source
-from purplemux.present import DISMISS, allows, session_json
+from purplemux.present import DISMISS, allows
+from purplemux.server import hosts
 from purplemux.server.runtime import Runtime, current_runtime, require_auth, require_token
 from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
@@ -41,8 +42,9 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
 
 
 @router.get("/api/health")
-async def health() -> dict[str, str]:
-    return {"status": "ok", "version": __version__}
+async def health(request: Request) -> dict[str, Any]:
+    rt: Runtime | None = getattr(request.app.state, "runtime", None)
+    return {"status": "ok", "version": __version__, "broker": hosts.broker_health(rt)}
 
 
 @router.post("/api/hooks", dependencies=[Depends(require_token)])
@@ -72,13 +74,21 @@ async def list_sessions(
 async def get_session(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     session = rt.engine.sessions.get(session_id)
     if session is None:
+        remote = rt.engine.remote.get(session_id) if rt.engine.remote is not None else None
+        if remote is not None:
+            return remote
         raise HTTPException(404, f"no session {session_id!r}")
-    return session_json(session)
+    return rt.engine.public(session)
 
 
 @router.post("/api/sessions/{session_id}/dismiss", dependencies=[Depends(require_auth)])
 async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     session = rt.engine.sessions.get(session_id)
+    if session is None and (reply := await hosts.remote_command(rt, "dismiss", session_id)):
+        # Another host owns it: it alone writes its sessions; we relay its answer.
+        if reply.status != 200:
+            raise HTTPException(reply.status, str(reply.body.get("error", "refused")))
+        return reply.body
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
     if not allows(session, DISMISS):
@@ -89,7 +99,7 @@ async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> di
             session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER
         )
     )
-    return session_json(rt.engine.sessions[session_id])
+    return rt.engine.public(rt.engine.sessions[session_id])
 
 
 @router.get("/api/sessions/{session_id}/events", dependencies=[Depends(require_auth)])

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from purplemux import __version__
 from purplemux.engine import Engine
 from purplemux.parts import retention, sources
+from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
 from purplemux.parts.pane_marker import pane_marker
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
@@ -35,10 +36,13 @@ log = logging.getLogger("purplemux")
 
 
 def default_parts(settings: Settings) -> list[Part]:
-    """The long-running parts of a daemon: live sources (unless disabled), spool, notifier..."""
+    """The long-running parts of a daemon: live sources (unless disabled), spool, notifier...,
+    and the broker link to other hosts (with --broker)."""
     parts: list[Part] = list(sources.ALL) if settings.watch_sources else []
     parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients]
     parts.append(retention.retention)
+    if settings.broker:
+        parts.append(broker)
     return parts
 
 
@@ -102,7 +106,7 @@ async def _start(settings: Settings) -> Runtime:
     await store.open()
     await retention.prune(store, settings)  # before loading: old sessions are never served
     retention.tighten(settings.home)
-    engine = Engine(store)
+    engine = Engine(store, host=settings.host_name)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(settings=settings, token=token, store=store, engine=engine)
     for event in restarts:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -19,6 +20,7 @@ from purplemux.paths import web_dir
 from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
 from purplemux.server import logins
 from purplemux.server.auth import token_ok
+from purplemux.server.hosts import broker_health
 from purplemux.server.runtime import is_authenticated, runtime
 from purplemux.timefmt import duration
 
@@ -64,7 +66,7 @@ async def index(request: Request, token: str | None = None) -> Response:
         return response
     if not is_authenticated(request):
         return _login(None, 401)
-    html = render_dashboard(rt.engine.listed(), time.time())
+    html = render_dashboard(rt.engine.views(), time.time(), broker=broker_health(rt))
     # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
     return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
@@ -93,9 +95,14 @@ def _env(templates: Path) -> Environment:
     return env
 
 
-def render_dashboard(sessions: Sequence[Session], now: float) -> str:
-    """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`."""
-    views = [present(s) for s in sessions]
+def render_dashboard(
+    sessions: Sequence[Session | SessionView],
+    now: float,
+    broker: Mapping[str, Any] | None = None,
+) -> str:
+    """The whole dashboard as HTML for these sessions (or their views: other hosts' rows come
+    presented) at time `now`; `broker`: the shared broker's state (/api/health's)."""
+    views = [x if isinstance(x, SessionView) else present(x) for x in sessions]
     active = [v for v in views if not v.ended]
     ended = sorted((v for v in views if v.ended), key=lambda v: -v.updated_at)
     counts = {state.value: sum(1 for v in active if v.state == state) for state in BY_ORDER}
@@ -114,6 +121,7 @@ def render_dashboard(sessions: Sequence[Session], now: float) -> str:
             now=now,
             blank=present(Session(id="")),
             version=__version__,
+            broker=broker or {"state": "off"},
         )
     )
 

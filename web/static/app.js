@@ -17,6 +17,7 @@ const els = {
   recent: body.querySelector('[data-slot="recent"]'),
   recentEmpty: body.querySelector('[data-slot="recent-empty"]'),
   connection: document.getElementById("connection"),
+  broker: document.getElementById("broker"),
   notifyResult: body.querySelector('[data-slot="notify-result"]'),
   favicon: document.querySelector("link[data-favicon]"),
   template: document.getElementById("row-template"),
@@ -247,6 +248,7 @@ function onMessage(ws, event) {
     live.backoff = BACKOFF_START_MS;
     live.everLive = true;
     applySnapshot(msg.sessions);
+    if (msg.broker) view.fillBroker(els.broker, msg.broker);
     setConnection("live", "live");
     return;
   }
@@ -261,7 +263,7 @@ function onMessage(ws, event) {
   else if (msg.type === "removed") {
     forget(msg.id);
     render();
-  }
+  } else if (msg.type === "broker") view.fillBroker(els.broker, msg.broker);
 }
 
 function resync(ws) {

@@ -93,6 +93,14 @@ export function fillRow(row, v, now) {
   setText(slot(line, "text"), v.detail);
   show(line, Boolean(v.detail));
 
+  // A row of a host that stopped beating: greyed, with "<host>: host offline since <time>".
+  row.toggleAttribute("data-stale", Boolean(v.stale));
+  const away = slot(row, "offline");
+  if (away) {
+    setText(away, v.offline ? `${v.offline}${v.offline_since ? ` ${clock(v.offline_since)}` : ""}` : "");
+    show(away, Boolean(v.stale));
+  }
+
   setText(slot(row, "error-text"), v.error);
   show(slot(row, "error"), Boolean(v.error));
 
@@ -119,6 +127,13 @@ export function makeGroup(place) {
   const head = document.createElement("h2");
   head.className = "group-head";
   head.title = place.title;
+  if (place.host) {
+    section.dataset.host = place.host;
+    const host = document.createElement("span");
+    host.className = "group-host";
+    host.textContent = place.host;
+    head.append(host, " ");
+  }
   const kind = document.createElement("span");
   kind.className = "group-kind";
   kind.textContent = place.noun;
@@ -180,6 +195,16 @@ export function makeRecent(v) {
   link.append(what, at, why);
   item.append(link);
   return item;
+}
+
+// The broker badge (several hosts): "broker connected", or down / connecting since when.
+export function fillBroker(el, broker) {
+  if (!el) return;
+  const state = broker && broker.state ? broker.state : "off";
+  el.dataset.broker = state;
+  el.textContent =
+    state === "connected" ? "broker connected" : state === "off" ? "" : `broker ${state} since ${clock(broker.since)}`;
+  show(el, state !== "off");
 }
 
 export function recentKey(v) {

@@ -1,0 +1,1 @@
+"""Several machines, one view: daemons share their sessions through a Redis broker."""

@@ -1,0 +1,84 @@
+"""The broker part (with --broker): shares this host's sessions, serves every host's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from purplemux.hosts.broker import BrokerLink, Reply
+from purplemux.hosts.commands import run_local
+from purplemux.hosts.remote import RemoteView, Row, Sink
+from purplemux.machine import Notify
+from purplemux.model import Session, State
+from purplemux.runtime import Runtime
+from purplemux.server.hosts import broker_password
+
+
+async def broker(rt: Runtime) -> None:
+    """Run the link to the shared Redis until the daemon stops (the supervisor restarts it)."""
+    settings = rt.settings
+    if not settings.broker:
+        return
+    engine = rt.engine
+    feed = engine.feed
+
+    def on_remote_notify(row: Row) -> None:
+        session = Session.from_record(row)
+        engine._call(engine.on_notify, session, Notify(State(row["state"]), session.state_since))
+
+    view = RemoteView(
+        settings.host_name,
+        Sink(
+            session=lambda row: feed.publish({"type": "session", "session": row}),
+            removed=lambda sid: feed.publish({"type": "removed", "id": sid}),
+            notify=on_remote_notify,
+        ),
+        live_since=engine.live_since,
+    )
+
+    def local() -> list[Row]:
+        return [engine.public(s) for s in engine.listed()]
+
+    async def execute(kind: str, session_id: str, args: dict[str, Any]) -> Reply:
+        return await run_local(rt, kind, session_id, args)
+
+    link = BrokerLink(
+        settings.broker,
+        settings.host_name,
+        view,
+        local,
+        execute,
+        password=await asyncio.to_thread(broker_password, settings),
+        ttl=settings.heartbeat_ttl,
+        prune_after=settings.prune_after,
+    )
+    # A live entry (the engine's Notify) travels with the change, so other hosts notify it once.
+    entries: dict[str, Notify] = {}
+
+    def on_notify(session: Session, notify: Notify) -> None:
+        if session.id in engine.sessions and view.get(session.id) is None:
+            entries[session.id] = notify
+
+    def on_change(session: Session) -> None:
+        notify = entries.pop(session.id, None)
+        if session.superseded:  # on_remove told the others
+            return
+        live = notify is not None and notify.state is session.state
+        link.publish_session(engine.public(session), notify=live)
+
+    engine.on_notify.append(on_notify)
+    engine.on_change.append(on_change)
+    engine.on_remove.append(link.publish_removed)
+    engine.remote = view
+    rt.broker = link
+    link.on_state = lambda health: feed.publish({"type": "broker", "broker": health})
+    feed.snapshot_extra = lambda: {"broker": link.health()}
+    try:
+        await link.run()
+    finally:
+        engine.on_notify.remove(on_notify)
+        engine.on_change.remove(on_change)
+        engine.on_remove.remove(link.publish_removed)
+        engine.remote = None
+        rt.broker = None
+        feed.snapshot_extra = None

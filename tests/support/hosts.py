@@ -1,0 +1,166 @@
+"""A real redis-server on a free loopback port and daemons on "several machines" sharing it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.daemon import Daemon, free_port, wait_for
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+@dataclass
+class RedisServer:
+    """`redis-server` with no persistence: a restart comes back empty, as after a crash."""
+
+    dir: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+    password: str | None = None
+    """`--requirepass`: clients must AUTH (the daemons read it from a file)."""
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        argv = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        argv += ["--appendonly", "no", "--dir", str(self.dir)]
+        if self.password:
+            argv += ["--requirepass", self.password]
+        with (self.dir / "redis.log").open("ab") as log:
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        wait_for(self.ping, timeout=10)
+        return self
+
+    def command(self, *args: str) -> bytes:
+        """One command over a raw socket (RESP), the reply's raw bytes."""
+
+        def wire(*words: str) -> bytes:
+            parts = "".join(f"${len(w.encode())}\r\n{w}\r\n" for w in words)
+            return f"*{len(words)}\r\n{parts}".encode()
+
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+            if self.password:
+                s.sendall(wire("AUTH", self.password))
+                s.recv(1024)
+            s.sendall(wire(*args))
+            return s.recv(65536)
+
+    def ping(self) -> bool:
+        try:
+            return self.command("PING").startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+def host_daemon(base: Path, name: str, redis: RedisServer, **env: str) -> Daemon:
+    """A daemon as if on its own machine: own home, own Claude dir, named `name`."""
+    extra = {
+        "PURPLEMUX_BROKER": redis.url,
+        "PURPLEMUX_HOST_NAME": name,
+        "PURPLEMUX_HEARTBEAT_TTL": "1.5",
+    }
+    extra.update(env)
+    (base / name).mkdir(parents=True, exist_ok=True)
+    return Daemon(home=base / name / "home", claude_dir=base / name / "claude", env_extra=extra)
+
+
+BOOT = 90.0
+"""Seconds a daemon may take to answer /api/health (a loaded 2-core CI box takes tens)."""
+
+
+def boot(d: Daemon) -> Daemon:
+    """Daemon.start with a bound for a busy machine."""
+    d.log_path = d.home.parent / f"daemon-{d.port}.log"
+    with d.log_path.open("ab") as log:
+        d.proc = subprocess.Popen(
+            [sys.executable, "-m", "purplemux", "serve"],
+            env=d.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    wait_for(d._healthy, timeout=BOOT, interval=0.1)
+    wait_for(lambda: (d.home / "port").exists())
+    return d
+
+
+def start_all(daemons: list[Daemon]) -> list[Daemon]:
+    """Start daemons side by side (each takes seconds to boot on a busy machine)."""
+    with ThreadPoolExecutor(len(daemons)) as pool:
+        return list(pool.map(boot, daemons))
+
+
+def stop_all(daemons: list[Daemon]) -> None:
+    """SIGTERM every daemon, then wait; one that hangs is killed, never left running."""
+    for d in daemons:
+        if d.proc and d.proc.poll() is None:
+            d.proc.send_signal(signal.SIGTERM)
+    for d in daemons:
+        if d.proc is None:
+            continue
+        try:
+            d.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            d.proc.kill()
+            d.proc.wait(timeout=10)
+            raise AssertionError(f"a daemon did not stop on SIGTERM: {d.logs()[-2000:]}") from None
+
+
+def post_hook(d: Daemon, payload: dict[str, Any], pane: str | None = None) -> None:
+    """One hook event through the hooks API, with the headers the hook script sends."""
+    req = urllib.request.Request(
+        d.url + "/api/hooks", data=json.dumps(payload).encode(), method="POST"
+    )
+    req.add_header("Authorization", f"Bearer {d.token}")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("X-Purplemux-Event-Id", f"test:{uuid.uuid4().hex}")
+    req.add_header("X-Purplemux-Ts", str(time.time_ns()))
+    if pane:
+        req.add_header("X-Purplemux-Pane", pane)
+        req.add_header("X-Purplemux-Tmux", "/tmp/tmux-test/default,1,0")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 202
+
+
+def hook(name: str, sid: str, cwd: str = "/home/dev/proj", **extra: Any) -> dict[str, Any]:
+    return {"session_id": sid, "hook_event_name": name, "cwd": cwd, **extra}
+
+
+def health(d: Daemon) -> dict[str, Any]:
+    with urllib.request.urlopen(d.url + "/api/health", timeout=2) as r:
+        return dict(json.loads(r.read()))
+
+
+def row(d: Daemon, sid: str) -> dict[str, Any] | None:
+    """The session as this daemon lists it (its own or another host's)."""
+    return next((s for s in d.sessions() if s["id"] == sid), None)
+
+
+def fake_notify_send(bin_dir: Path, record: Path) -> str:
+    """A `notify-send` that appends its title and body to `record`; returns a PATH using it."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "notify-send"
+    script.write_text(f'#!/bin/sh\nshift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n')
+    script.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
