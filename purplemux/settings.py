@@ -27,6 +27,8 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    context_window: int | None = None
+    """PURPLEMUX_CONTEXT_WINDOW: one context window (tokens) for every model, over the table."""
 
     @property
     def db_path(self) -> Path:
@@ -80,6 +82,7 @@ class Settings:
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
+            context_window=_window(env.get("PURPLEMUX_CONTEXT_WINDOW")),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -102,4 +105,15 @@ def _float(raw: str | None, default: float, name: str) -> float:
         raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
+
+
+def _window(raw: str | None) -> int | None:
+    if not raw:
+        return None
+    value = _int(raw, 0, "PURPLEMUX_CONTEXT_WINDOW")
+    if value <= 0:
+        raise ValueError(
+            f"PURPLEMUX_CONTEXT_WINDOW must be a positive number of tokens, got {raw!r}"
+        )
     return value

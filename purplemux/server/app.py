@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux.engine import Engine
 from purplemux.pane_marker import pane_marker
 from purplemux.paths import web_dir
@@ -48,6 +48,7 @@ def default_components(settings: Settings) -> list[Component]:
 
 def create_app(settings: Settings, components: list[Component] | None = None) -> FastAPI:
     """Build the daemon's app; nothing runs until its lifespan starts."""
+    session_facts.window_override = settings.context_window
     if components is None:
         components = default_components(settings)
 
