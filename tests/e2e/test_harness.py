@@ -28,8 +28,10 @@ from .harness import (
     transcript_texts,
     wait_until,
 )
+from .versions import OLDEST
 
-pytestmark = pytest.mark.e2e
+# These record 2.1.197's facts (claude-code.md); 2.1.332's are in test_current_release_e2e.py.
+pytestmark = [pytest.mark.e2e, pytest.mark.claude_versions(OLDEST)]
 
 
 def without_notifications(events: list[str]) -> list[str]:
