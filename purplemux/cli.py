@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux.settings import Settings
 from purplemux.timefmt import duration
 
@@ -204,20 +204,22 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
-    """The status table: state, project, pane, time in state, what it waits for / does / said."""
+    """The status table: state, name, pane, time in state, what it waits for / does / said, and
+    mode, context, cost and background tasks."""
     if not sessions:
         return "no sessions\n"
-    rows = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    rows = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
     for s in sessions:
         pane = (s.get("tmux") or {}).get("pane") or "-"
         detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
         rows.append(
             (
                 s["state"] + (" (ended)" if s.get("ended") else ""),
-                s.get("project") or "-",
+                session_facts.row_facts(s)["name"],
                 pane,
                 duration(now - float(s.get("state_since") or now)),
                 (detail or "").replace("\n", " ")[:60],
+                session_facts.facts_line(s) or "-",
                 s["id"][:8],
             )
         )

@@ -262,3 +262,40 @@ def _get(obj: Any, key: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
+
+
+# --- what a row shows (for the dashboard, the CLI and notifications) --------------------------
+
+
+def row_facts(session: Mapping[str, Any]) -> dict[str, Any]:
+    """The new facts of one session JSON (Session.to_json), ready to show."""
+    ctx = session.get("context") or None
+    tasks = running_tasks(session.get("background_tasks"))
+    mode = session.get("permission_mode")
+    retrying = (
+        retry_text(int(session.get("retries") or 0)) if session.get("state") == "busy" else None
+    )
+    return {
+        "name": session.get("name")
+        or display_name(None, session.get("project"), session.get("id", "")),
+        "mode": mode_tag(mode),
+        "bypass": is_bypass(mode),
+        "context": ctx,
+        "context_text": f"ctx {ctx['percent']:.0f}%"
+        if ctx and ctx.get("percent") is not None
+        else "",
+        "cost": money(session.get("cost_usd")),
+        "tasks": tasks_text(tasks) if tasks else "",
+        "review": review_text(session.get("background_tasks"))
+        if session.get("state") == "review"
+        else "",
+        "retrying": retrying or "",
+        "failure": failure_reason(session.get("error_kind")) or "",
+    }
+
+
+def facts_line(session: Mapping[str, Any]) -> str:
+    """One line: "auto · ctx 75% · $0.60 · 1 task still running" (empty parts left out)."""
+    f = row_facts(session)
+    parts = [f["mode"] or "", f["context_text"], f["cost"], f["retrying"] or f["tasks"]]
+    return " · ".join(p for p in parts if p)

@@ -382,3 +382,36 @@ def test_usage_api_and_bad_days(client: TestClient) -> None:
         assert r.status_code == 400, bad
         assert "days" in r.json()["error"]
     assert client.get("/api/sessions").json() == before
+
+
+# --- what the row, the CLI and notifications show ---------------------------------------------
+
+
+def test_row_cli_and_notification_show_name_mode_context_and_tasks() -> None:
+    from purplemux.cli import render_table
+    from purplemux.notify.message import push_payload
+    from purplemux.server.page import render_dashboard
+
+    s = Session(
+        id="abc12345",
+        state=State.REVIEW,
+        cwd="/home/dev/proj",
+        title="api-server",
+        permission_mode="bypassPermissions",
+        context_tokens=180_000,
+        model="claude-opus-5-5",
+        cost_usd=0.61,
+        snippet="Done.",
+        background_tasks=(BackgroundTask("b1", "shell", "background job"),),
+    )
+    data = s.to_json()
+    html = render_dashboard([data], 0.0, {"days": [{"day": "2026-11-30", "cost_usd": 0.61}]})
+    assert ">api-server<" in html and "data-bypass" in html and ">BYPASS<" in html
+    assert 'class="ctx" data-band="critical"' in html and 'value="90.0"' in html
+    assert "finished · 1 task still running" in html
+    assert 'title="2026-11-30: $0.61"' in html
+    table = render_table([data], 0.0, colour=False)
+    assert "api-server" in table and "BYPASS · ctx 90% · $0.61 · 1 task still running" in table
+    payload = push_payload(s)
+    assert payload["title"] == "api-server"
+    assert payload["body"] == "finished · 1 task still running — Done."

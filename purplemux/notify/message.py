@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from purplemux import session_facts
 from purplemux.model import Session, State
 
 BODY_LIMIT = 180
@@ -28,10 +29,11 @@ def urgency_for(state: State) -> str:
 
 
 def title(session: Session) -> str:
-    """`project · pane`, or the project alone outside tmux."""
-    project = session.project or f"session {session.id[:8]}"
+    """`name · pane` (Claude's name for the session, else the project), or the name alone
+    outside tmux."""
+    name = session_facts.display_name(session.title, session.project, session.id)
     pane = session.tmux.pane if session.tmux else None
-    return f"{project} · {pane}" if pane else project
+    return f"{name} · {pane}" if pane else name
 
 
 def body(session: Session) -> str:
@@ -41,8 +43,15 @@ def body(session: Session) -> str:
         return shorten(f"Waiting for: {waiting}" if waiting else "Waiting for your input")
     if session.state is State.REVIEW:
         if session.error:
-            return shorten(f"Failed: {_clean(session.error)}")
+            why = session_facts.failure_reason(session.error_kind)
+            failed = f"Failed ({why})" if why else "Failed"
+            return shorten(f"{failed}: {_clean(session.error)}")
         snippet = _clean(session.snippet)
+        running = session_facts.running_tasks(session.background_tasks)
+        if running:
+            # "finished · 1 task still running": the turn is over, its work is not.
+            head = session_facts.review_text(session.background_tasks)
+            return shorten(f"{head} — {snippet}" if snippet else head)
         return shorten(snippet) if snippet else "Finished; ready for review"
     return shorten(f"Now {session.state.value}")
 

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux.model import Session
 from purplemux.paths import web_dir
 from purplemux.server.auth import COOKIE, token_ok
@@ -69,7 +69,9 @@ async def index(request: Request, token: str | None = None) -> Response:
         return response
     if not is_authenticated(request):
         return _login(None, 401)
-    html = render_dashboard(rt.engine.snapshot(), time.time())
+    now = time.time()
+    usage = await rt.store.call(lambda st: st.usage(7, now))
+    html = render_dashboard(rt.engine.snapshot(), now, usage)
     # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
     return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
@@ -93,6 +95,7 @@ def _env(templates: Path) -> Environment:
         label=label,
         duration=duration,
         detail=detail,
+        facts=session_facts.row_facts,
         reason=reason,
         pane_of=pane_of,
         iso=iso,
@@ -102,7 +105,9 @@ def _env(templates: Path) -> Environment:
     return env
 
 
-def render_dashboard(sessions: Sequence[SessionJson], now: float) -> str:
+def render_dashboard(
+    sessions: Sequence[SessionJson], now: float, usage: dict[str, Any] | None = None
+) -> str:
     """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`."""
     active = [s for s in sessions if not s.get("ended")]
     ended = sorted(
@@ -127,8 +132,23 @@ def render_dashboard(sessions: Sequence[SessionJson], now: float) -> str:
             now=now,
             blank=blank_session(),
             version=__version__,
+            usage=usage_bars(usage),
         )
     )
+
+
+def usage_bars(usage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The last days' spend as bars: day, dollars, height in percent of the biggest day."""
+    days = (usage or {}).get("days") or []
+    top = max((float(d["cost_usd"]) for d in days), default=0.0)
+    return [
+        {
+            "day": d["day"],
+            "cost": session_facts.money(float(d["cost_usd"])) or "$0",
+            "height": round(100 * float(d["cost_usd"]) / top) if top else 0,
+        }
+        for d in days
+    ]
 
 
 def title(attention: int) -> str:
