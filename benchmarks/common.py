@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.daemon import Daemon, free_port, wait_for  # noqa: E402  (needs REPO on sys.path)
+from tests.support import Daemon, free_port, wait_for  # noqa: E402  (needs REPO on sys.path)
 
 __all__ = ["REPO", "Daemon", "free_port", "wait_for"]
 

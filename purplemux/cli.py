@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from purplemux import __version__, session_facts
+from purplemux import __version__
 from purplemux.settings import Settings
 from purplemux.timefmt import duration
 
@@ -25,13 +25,14 @@ LIGHT_COMMANDS = frozenset({"tmux-status"})
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
 
-STATE_COLOURS = {
-    "idle": "\033[90m",
-    "busy": "\033[36m",
-    "needs-input": "\033[33;1m",
-    "review": "\033[35;1m",
-    "unknown": "\033[37m",
+TERMINAL_COLOURS = {
+    "yellow": "\033[33;1m",
+    "magenta": "\033[35;1m",
+    "cyan": "\033[36m",
+    "grey": "\033[90m",
+    "white": "\033[37m",
 }
+"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,27 +210,27 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     if not sessions:
         return "no sessions\n"
     rows = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
+    colours = [""]
     for s in sessions:
-        pane = (s.get("tmux") or {}).get("pane") or "-"
-        detail = s.get("error") or s.get("waiting_for") or s.get("current_tool") or s.get("snippet")
+        v = s["view"]  # what purplemux.present decided a person reads about it
         rows.append(
             (
-                s["state"] + (" (ended)" if s.get("ended") else ""),
-                session_facts.row_facts(s)["name"],
-                pane,
-                duration(now - float(s.get("state_since") or now)),
-                (detail or "").replace("\n", " ")[:60],
-                session_facts.facts_line(s) or "-",
+                v["label"] + (" (ended)" if v["ended"] else ""),
+                v["name"],
+                v["pane"] or "-",
+                duration(now - float(v["since"] or now)),
+                v["reason"].replace("\n", " ")[:60],
+                v["facts"] or "-",
                 s["id"][:8],
             )
         )
+        colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         if colour and n:
-            state = row[0].split(" ")[0]
-            cells[0] = f"{STATE_COLOURS.get(state, '')}{cells[0]}\033[0m"
+            cells[0] = f"{colours[n]}{cells[0]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
 
@@ -329,7 +330,7 @@ def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     client = Client(settings)
     sessions = client.request("GET", "/api/sessions")["sessions"]
     if args.all:
-        targets = [s["id"] for s in sessions if s["state"] == "review"]
+        targets = [s["id"] for s in sessions if "dismiss" in s["view"]["actions"]]
     elif args.id:
         matches = [s["id"] for s in sessions if s["id"].startswith(args.id)]
         if len(matches) != 1:

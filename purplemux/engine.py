@@ -7,13 +7,14 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
+from purplemux.present import session_json
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
@@ -53,7 +54,6 @@ class EngineStats:
     duplicates: int = 0
     batches: int = 0
     notifications: int = 0
-    dropped_notifications: list[str] = field(default_factory=list)
 
 
 class Engine:
@@ -76,7 +76,6 @@ class Engine:
         self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
-        self._retired: set[str] = set()
         self.live_since = clock()
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
@@ -103,10 +102,14 @@ class Engine:
                 )
         return restarts
 
-    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
-        """Every session as JSON, newest first."""
+    def listed(self, include_ended: bool = True) -> list[Session]:
+        """The sessions a list shows, newest first."""
         items = sorted(self.sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        return [s.to_json() for s in items if include_ended or not s.ended]
+        return [s for s in items if not s.superseded and (include_ended or not s.ended)]
+
+    def snapshot(self, include_ended: bool = True) -> list[dict[str, object]]:
+        """Every listed session as JSON (with its view), newest first."""
+        return [session_json(s) for s in self.listed(include_ended)]
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -222,14 +225,13 @@ class Engine:
                 elif isinstance(eff, Watch | Unwatch):
                     path = eff.path if isinstance(eff, Watch) else None
                     self._call(self.on_watch, self.sessions[session.id], path)
-            if e.kind is Kind.SESSION_START:
-                self._retire_pane_siblings(self.sessions[session.id])
-            elif any(isinstance(x, Unwatch) for x in effects):
-                # It has just ended. On /clear the new id's SessionStart may have come first
-                # (hooks and the poller race): the pane's row has moved on, retire this one.
-                self._retire_if_replaced(self.sessions[session.id])
+            if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
+                self._supersede(self.sessions[session.id])
         for session in broadcast.values():
-            self.feed.publish({"type": "session", "session": session.to_json()})
+            if session.superseded:
+                self.feed.publish({"type": "removed", "id": session.id})
+            else:
+                self.feed.publish({"type": "session", "session": session_json(session)})
             self._call(self.on_change, session)
 
     def _undo(
@@ -292,25 +294,28 @@ class Engine:
 
         self._ticks[key] = loop.call_later(delay, fire)
 
-    def _retire_pane_siblings(self, session: Session) -> None:
-        """/clear moves the pane's row to the new id: ended sessions on that pane leave the list."""
+    def _supersede(self, session: Session) -> None:
+        """/clear moves a pane's row to the new id: tell the ended session on that pane.
+
+        Hooks and the poller race, so this runs both when a session starts (it supersedes the
+        ended ones on its pane) and when one ends (a live one may already hold its pane)."""
         if session.tmux is None:
             return
         for other in list(self.sessions.values()):
-            if other.ended and _same_pane(other, session):
-                self._retire(other)
-
-    def _retire_if_replaced(self, session: Session) -> None:
-        """An ended session whose pane already runs another live session leaves the list."""
-        if session.tmux is None or not session.ended:
-            return
-        if any(not other.ended and _same_pane(other, session) for other in self.sessions.values()):
-            self._retire(session)
-
-    def _retire(self, session: Session) -> None:
-        if session.id not in self._retired:
-            self._retired.add(session.id)
-            self.feed.publish({"type": "removed", "id": session.id})
+            if not _same_pane(other, session):
+                continue
+            old, new = (session, other) if session.ended else (other, session)
+            if old.ended and not old.superseded and not new.ended:
+                self.post(
+                    ev.Superseded(
+                        session_id=old.id,
+                        at=max(old.updated_at, new.updated_at),
+                        id=f"superseded:{old.id}:{new.id}",
+                        source=Source.DAEMON,
+                        by=new.id,
+                    ),
+                    live=False,
+                )
 
 
 def _same_pane(a: Session, b: Session) -> bool:

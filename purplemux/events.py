@@ -45,6 +45,7 @@ class Kind(StrEnum):
     TICK = "tick"  # a timer the reducer asked for has come due
     TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
     SUBAGENT = "subagent"  # SubagentStart / SubagentStop: counts running agents only
+    SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (PostToolBatch, MessageDisplay, ...): no state change
 
 
@@ -277,6 +278,14 @@ class Subagent(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Superseded(Event):
+    """The session's pane runs another session now (after /clear): its row is retired."""
+
+    kind: ClassVar[Kind] = Kind.SUPERSEDED
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Other(Event):
     kind: ClassVar[Kind] = Kind.OTHER
 
@@ -308,6 +317,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Tick,
         TranscriptFacts,
         Subagent,
+        Superseded,
         Other,
     )
 }

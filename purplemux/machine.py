@@ -179,6 +179,7 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
     ),
     Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
     Kind.SUBAGENT: _row(stay("counts running agents only")),
+    Kind.SUPERSEDED: _row(stay("retires an ended session's row only")),
     Kind.OTHER: _row(stay("logged, no state meaning (PostToolBatch, MessageDisplay after Stop)")),
 }
 
@@ -290,6 +291,9 @@ def _update_fields(s: Session, e: Event) -> Session:
             if e.background_task_id:
                 task = BackgroundTask(e.background_task_id, "shell", e.background_description)
                 changes["background_tasks"] = _with_task(s.background_tasks, task)
+        case ev.Superseded():
+            if s.ended:
+                changes["superseded"] = True
         case ev.Stop():
             changes.update(current_tool=None, retries=0)
             if e.last_message:
@@ -365,6 +369,8 @@ def _update_fields(s: Session, e: Event) -> Session:
                 changes["current_tool"] = e.current_tool or None
         case _:
             pass
+    if changes.get("ended") is False and s.superseded:
+        changes["superseded"] = False  # the same session runs again (resumed)
     if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle):
         if e.pid:
             changes["pid"] = e.pid
@@ -396,11 +402,6 @@ def _on_state_change(s: Session, old: State, at: float) -> Session:
 
 
 # --- step --------------------------------------------------------------------------------------
-
-
-def rule_for(state: State, kind: Kind) -> Rule:
-    """The table's rule for a pair (every pair is listed)."""
-    return TABLE[kind][state]
 
 
 def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
@@ -507,6 +508,5 @@ __all__ = [
     "dataclasses",
     "describe",
     "fold",
-    "rule_for",
     "step",
 ]

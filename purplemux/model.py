@@ -109,6 +109,8 @@ class Session:
     error_kind: str | None = None
     """StopFailure's `error` (server_error, authentication_failed, ...)."""
     background_tasks: tuple[BackgroundTask, ...] = ()
+    superseded: bool = False
+    """Ended, and its tmux pane has moved on to another session (/clear): no longer listed."""
     # Reducer bookkeeping, not part of the public shape.
     pending_tool: PendingTool | None = None
     recent_tools: tuple[PendingTool, ...] = ()
@@ -155,6 +157,7 @@ class Session:
             "retries": self.retries,
             "error_kind": self.error_kind,
             "background_tasks": [dataclasses.asdict(t) for t in self.background_tasks],
+            "superseded": self.superseded,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -196,6 +199,7 @@ class Session:
             compacting=bool(data.get("compacting")),
             error=data.get("error"),
             updated_at=float(data.get("updated_at") or 0.0),
+            superseded=bool(data.get("superseded")),
             pending_tool=PendingTool(**pending) if pending else None,
             recent_tools=tuple(PendingTool(**t) for t in data.get("recent_tools") or ()),
             idle_armed_at=data.get("idle_armed_at"),

@@ -14,21 +14,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from purplemux.model import State
+from purplemux.present import BY_ORDER, LOOKS
 from purplemux.settings import Settings
 
 TIMEOUT = 0.3
 MAX_RESPONSE = 8 * 1024 * 1024
 
-STATES = ("needs-input", "review", "busy", "idle", "unknown")
-GLYPHS = {"needs-input": "⚠", "review": "●", "busy": "◐", "idle": "○", "unknown": "?"}
+STATES = tuple(state.value for state in BY_ORDER)
 TMUX_COLOURS = {
-    "needs-input": "yellow",
-    "review": "magenta",
-    "busy": "cyan",
-    "idle": "colour244",
-    "unknown": "colour244",
+    "yellow": "yellow",
+    "magenta": "magenta",
+    "cyan": "cyan",
+    "grey": "colour244",
+    "white": "colour244",
 }
-DEFAULT_SHOWN = ("needs-input", "review", "busy")
+"""tmux colour names for the colour tokens of purplemux.present.LOOKS."""
+DEFAULT_SHOWN = (State.NEEDS_INPUT, State.REVIEW, State.BUSY)
 """What the default badge counts: what needs you, then what works; idle is the quiet rest."""
 
 PLACEHOLDERS = ("needs_input", "review", "busy", "idle", "unknown", "total", "badge")
@@ -50,12 +52,13 @@ def badge(counts: Mapping[str, int], tmux_colours: bool = False) -> str:
     """`⚠2 ●1 ◐3`: needs-input, review, busy; zero counts left out; empty when all are zero."""
     parts = []
     for state in DEFAULT_SHOWN:
-        n = counts.get(state.replace("-", "_"), 0)
+        n = counts.get(state.value.replace("-", "_"), 0)
         if not n:
             continue
-        text = f"{GLYPHS[state]}{n}"
+        look = LOOKS[state]
+        text = f"{look.glyph}{n}"
         if tmux_colours:
-            text = f"#[fg={TMUX_COLOURS[state]}]{text}#[default]"
+            text = f"#[fg={TMUX_COLOURS[look.colour]}]{text}#[default]"
         parts.append(text)
     return " ".join(parts)
 

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402 (needs the repository on sys.path)
-from tests.daemon import Daemon, wait_for  # noqa: E402
+from tests.support import Daemon, wait_for  # noqa: E402
 
 DEFAULT = "/tmp/tmux-1000/default"
 WORK = "/tmp/tmux-1000/work"

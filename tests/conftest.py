@@ -10,6 +10,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+pytest_plugins = ["tests.support.plugin"]
+"""The shared fixtures (daemon, client) and helpers live in tests/support."""
+
 
 def _samples_dir() -> Path:
     for base in (REPO / "tests" / "samples", REPO.parent / "shared" / "samples"):

@@ -3,43 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
 from tests.conftest import load_hooks
-
-
-def settings_for(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home", claude_dir=tmp_path / "claude", port=0, watch_sources=False
-    )
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        token = (tmp_path / "home" / "token").read_text().strip()
-        c.headers["Authorization"] = f"Bearer {token}"
-        yield c
-
-
-def post_hook(c: TestClient, payload: dict[str, Any], n: int, ts: float, pane: str = "%0") -> Any:
-    return c.post(
-        "/api/hooks",
-        content=json.dumps(payload),
-        headers={
-            "X-Purplemux-Event-Id": f"ev-{n}",
-            "X-Purplemux-Ts": str(int(ts * 1e9)),
-            "X-Purplemux-Pane": pane,
-            "X-Purplemux-Tmux": "/tmp/tmux-1000/default,123,0",
-        },
-    )
+from tests.support import post_hook, settings_for
 
 
 def test_health_needs_no_token(tmp_path: Path) -> None:
@@ -99,16 +70,18 @@ def test_real_scenario_through_the_api(client: TestClient) -> None:
     live = client.get("/api/sessions").json()["sessions"]
     assert live == []
     everything = client.get("/api/sessions?all=1").json()["sessions"]
-    assert {s["id"][:4] for s in everything} == {"054c", "d609"}
+    # The second session is the first one /clear'ed in the same pane: its row replaced the first.
+    assert {s["id"][:4] for s in everything} == {"d609"}
     assert all(s["ended"] and s["alive"] is False for s in everything)
     first = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae").json()
+    assert first["ended"] and first["superseded"]
     assert first["project"] == "proj"
     assert first["tmux"]["pane"] == "%0"
     assert first["tmux"]["socket"] == "/tmp/tmux-1000/default"
     events = client.get("/api/sessions/054cd48c-887f-45cb-8bc0-ebcb7e4963ae/events").json()
     names = [e["name"] for e in events["events"]]
     assert names[:3] == ["SessionStart", "UserPromptSubmit", "Stop"]
-    assert len(names) == 18
+    assert len(names) == 19 and names[-1] == "superseded"  # 18 hooks, then the daemon's note
     assert all({"name", "at", "source"} <= set(e) for e in events["events"])
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,9 +18,7 @@ from typing import Any
 import pytest
 
 from purplemux.cli import main, render_table
-from tests.daemon import REPO, Daemon, free_port, wait_for
-
-HOOK = REPO / "hooks" / "status-hook.sh"
+from tests.support import Daemon, free_port, hook, wait_for
 
 
 class Tty(io.StringIO):
@@ -29,41 +26,6 @@ class Tty(io.StringIO):
 
     def isatty(self) -> bool:
         return True
-
-
-def run_hook(
-    home: Path, payload: dict[str, Any], pane: str = "%0", tmux: str = "/tmp/tmux-test/x,1,0"
-) -> None:
-    """Run the installed hook script as Claude would, in the given pane and tmux server."""
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home.parent),
-        "PURPLEMUX_HOME": str(home),
-        "TMUX_PANE": pane,
-        "TMUX": tmux,
-    }
-    out = subprocess.run(
-        ["/bin/sh", str(HOOK)], input=json.dumps(payload).encode(), env=env, timeout=10
-    )
-    assert out.returncode == 0
-
-
-def hook(d: Daemon, sid: str, name: str, pane: str = "%0", **extra: Any) -> dict[str, Any]:
-    """Send one hook event through the script; wait until the daemon has stored it."""
-    before = len(d.api("GET", f"/api/sessions/{sid}/events")["events"]) if d.session(sid) else 0
-    payload = {"session_id": sid, "hook_event_name": name, "cwd": f"/w/{sid}", **extra}
-    run_hook(d.home, payload, pane)
-
-    def stored() -> dict[str, Any] | None:
-        if d.session(sid) is None:
-            return None
-        if len(d.api("GET", f"/api/sessions/{sid}/events")["events"]) <= before:
-            return None
-        return d.session(sid)
-
-    found = wait_for(stored)
-    assert found is not None
-    return found
 
 
 @pytest.fixture

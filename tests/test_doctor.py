@@ -16,11 +16,12 @@ from purplemux.doctor import Check
 from purplemux.install import HOOK_EVENTS, hook_command, install, install_script, merge_hooks
 from purplemux.notify.vapid import load_or_create_keys
 from purplemux.settings import Settings
-from tests.daemon import Daemon, free_port
+from tests.support import Daemon, free_port
+from tests.support import settings_for as in_process_settings
 
 
 def settings_for(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", claude_dir=tmp_path / "claude", port=free_port())
+    return in_process_settings(tmp_path, port=free_port(), watch_sources=True)
 
 
 def private(path: Path, text: str = "x\n", mode: int = 0o600) -> Path:

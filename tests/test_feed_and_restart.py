@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from purplemux.server.app import create_app
-from tests.test_api import post_hook, settings_for
+from tests.support import post_hook, settings_for
 
 
 def auth(c: TestClient, tmp_path: Path) -> None:
@@ -115,3 +115,36 @@ def test_spool_is_drained_in_source_time_order_at_start(tmp_path: Path) -> None:
         auth(c, tmp_path)
         assert c.get("/api/sessions/sp").json()["state"] == "review"
         assert len(c.get("/api/sessions/sp/events").json()["events"]) == 3
+
+
+@pytest.mark.parametrize("end_first", [True, False])
+def test_after_clear_a_live_client_and_a_fresh_snapshot_agree(
+    tmp_path: Path, end_first: bool
+) -> None:
+    # /clear: SessionEnd for the old id and SessionStart for the new one on the same pane,
+    # in either order (hooks race). The old row goes: live, on reload, in the API and the page.
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        auth(c, tmp_path)
+        old = {"session_id": "old-id", "cwd": "/w/proj"}
+        new = {"session_id": "new-id", "cwd": "/w/proj"}
+        post_hook(c, {**old, "hook_event_name": "SessionStart", "source": "startup"}, 0, 1.0, "%4")
+        with c.websocket_connect("/api/stream") as ws:
+            live = {s["id"]: s for s in ws.receive_json()["sessions"]}
+            end = {**old, "hook_event_name": "SessionEnd", "reason": "clear"}
+            start = {**new, "hook_event_name": "SessionStart", "source": "clear"}
+            for n, payload in enumerate((end, start) if end_first else (start, end)):
+                post_hook(c, payload, n + 1, 2.0 + n / 10, "%4")
+            while "old-id" in live or "new-id" not in live:
+                msg = ws.receive_json()
+                if msg["type"] == "session":
+                    live[msg["session"]["id"]] = msg["session"]
+                elif msg["type"] == "removed":
+                    live.pop(msg["id"], None)
+        with c.websocket_connect("/api/stream") as fresh:
+            snapshot = {s["id"]: s for s in fresh.receive_json()["sessions"]}
+        assert set(snapshot) == set(live) == {"new-id"}
+        assert snapshot["new-id"]["view"] == live["new-id"]["view"]
+        assert [s["id"] for s in c.get("/api/sessions?all=1").json()["sessions"]] == ["new-id"]
+        page = c.get("/").text
+        assert 'data-session-id="new-id"' in page and "old-id" not in page
+        assert c.get("/api/sessions/old-id").json()["superseded"] is True

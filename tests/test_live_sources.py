@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from purplemux.sources.transcripts import transcript_path
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 CWD = "/w/live-proj"
 

@@ -2,56 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.conftest import load_hooks
-from tests.daemon import REPO, Daemon, wait_for
+from tests.support import Daemon, run_hook, wait_for
 from tests.test_machine import EXPECTED
-
-HOOK = REPO / "hooks" / "status-hook.sh"
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
-
-
-def run_hook(
-    home: Path,
-    payload: dict[str, Any],
-    pane: str = "%0",
-    tmux: str = "/tmp/tmux-test/default,1,0",
-) -> float:
-    """Run the installed hook script as Claude would; return its wall time in seconds."""
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home.parent),
-        "PURPLEMUX_HOME": str(home),
-        "TMUX_PANE": pane,
-        "TMUX": tmux,
-    }
-    start = time.perf_counter()
-    out = subprocess.run(
-        ["/bin/sh", str(HOOK)],
-        input=json.dumps(payload).encode(),
-        env=env,
-        capture_output=True,
-        timeout=10,
-    )
-    took = time.perf_counter() - start
-    assert out.returncode == 0
-    assert out.stdout == b"" and out.stderr == b""
-    return took
 
 
 def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
@@ -81,7 +37,8 @@ def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:
         len(daemon.api("GET", f"/api/sessions/{s}/events")["events"])
         for s in (first["id"], second["id"])
     )
-    assert total == len(lines)
+    assert first["superseded"] and not second["superseded"]  # /clear: one pane, one row
+    assert total == len(lines) + 1  # the hooks, and the daemon's note that the row moved on
     assert list((daemon.home / "spool").glob("*.spool")) == []
 
 

@@ -390,6 +390,7 @@ def test_usage_api_and_bad_days(client: TestClient) -> None:
 def test_row_cli_and_notification_show_name_mode_context_and_tasks() -> None:
     from purplemux.cli import render_table
     from purplemux.notify.message import push_payload
+    from purplemux.present import session_json
     from purplemux.server.page import render_dashboard
 
     s = Session(
@@ -404,14 +405,14 @@ def test_row_cli_and_notification_show_name_mode_context_and_tasks() -> None:
         snippet="Done.",
         background_tasks=(BackgroundTask("b1", "shell", "background job"),),
     )
-    data = s.to_json()
-    html = render_dashboard([data], 0.0, {"days": [{"day": "2026-11-30", "cost_usd": 0.61}]})
+    data = session_json(s)
+    html = render_dashboard([s], 0.0, {"days": [{"day": "2026-11-30", "cost_usd": 0.61}]})
     assert ">api-server<" in html and "data-bypass" in html and ">BYPASS<" in html
-    assert 'class="ctx" data-band="critical"' in html and 'value="90.0"' in html
+    assert 'class="ctx" data-slot="ctx" data-band="critical"' in html and 'value="90.0"' in html
     assert "finished · 1 task still running" in html
     assert 'title="2026-11-30: $0.61"' in html
     table = render_table([data], 0.0, colour=False)
     assert "api-server" in table and "BYPASS · ctx 90% · $0.61 · 1 task still running" in table
     payload = push_payload(s)
-    assert payload["title"] == "api-server"
+    assert payload["title"] == "review: api-server"
     assert payload["body"] == "finished · 1 task still running — Done."

@@ -20,14 +20,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux import pane_marker as pm
 from purplemux import tmux_status as ts
 from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
+from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.daemon import REPO, Daemon, free_port, wait_for
-from tests.test_cli import hook, run_hook
+from tests.support import REPO, Daemon, free_port, hook, run_hook, wait_for
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -458,7 +457,7 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
 MARKER_DAEMON = textwrap.dedent(
     """
     import uvicorn
-    from purplemux.pane_marker import pane_marker
+    from purplemux.parts.pane_marker import pane_marker
     from purplemux.server.app import create_app
     from purplemux.settings import Settings
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from purplemux import session_facts
 from purplemux.model import Session, State
+from purplemux.present import present
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
@@ -29,31 +29,13 @@ def urgency_for(state: State) -> str:
 
 
 def title(session: Session) -> str:
-    """`name · pane` (Claude's name for the session, else the project), or the name alone
-    outside tmux."""
-    name = session_facts.display_name(session.title, session.project, session.id)
-    pane = session.tmux.pane if session.tmux else None
-    return f"{name} · {pane}" if pane else name
+    """The state's words and where: `needs input: project · pane`."""
+    return present(session).headline
 
 
 def body(session: Session) -> str:
     """What the session wants: the pending question or command, or the answer's first words."""
-    if session.state is State.NEEDS_INPUT:
-        waiting = _clean(session.waiting_for)
-        return shorten(f"Waiting for: {waiting}" if waiting else "Waiting for your input")
-    if session.state is State.REVIEW:
-        if session.error:
-            why = session_facts.failure_reason(session.error_kind)
-            failed = f"Failed ({why})" if why else "Failed"
-            return shorten(f"{failed}: {_clean(session.error)}")
-        snippet = _clean(session.snippet)
-        running = session_facts.running_tasks(session.background_tasks)
-        if running:
-            # "finished · 1 task still running": the turn is over, its work is not.
-            head = session_facts.review_text(session.background_tasks)
-            return shorten(f"{head} — {snippet}" if snippet else head)
-        return shorten(snippet) if snippet else "Finished; ready for review"
-    return shorten(f"Now {session.state.value}")
+    return shorten(_clean(present(session).reason))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

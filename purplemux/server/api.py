@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from purplemux import __version__, session_facts
 from purplemux import events as ev
 from purplemux.events import Source
-from purplemux.model import State
+from purplemux.present import DISMISS, allows, session_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
@@ -73,7 +73,7 @@ async def get_session(session_id: str, rt: Runtime = Depends(current_runtime)) -
     session = rt.engine.sessions.get(session_id)
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
-    return session.to_json()
+    return session_json(session)
 
 
 @router.post("/api/sessions/{session_id}/dismiss", dependencies=[Depends(require_auth)])
@@ -81,7 +81,7 @@ async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> di
     session = rt.engine.sessions.get(session_id)
     if session is None:
         raise HTTPException(404, f"no session {session_id!r}")
-    if session.state is not State.REVIEW:
+    if not allows(session, DISMISS):
         raise HTTPException(409, f"session is {session.state.value}, not in review")
     now = time.time()
     await rt.engine.submit(
@@ -89,7 +89,7 @@ async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> di
             session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER
         )
     )
-    return rt.engine.sessions[session_id].to_json()
+    return session_json(rt.engine.sessions[session_id])
 
 
 MAX_USAGE_DAYS = 366

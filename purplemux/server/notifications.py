@@ -1,44 +1,24 @@
-"""Web Push and desktop notifications: the push API endpoints and the notifier component."""
+"""The Web Push endpoints: the VAPID key, adding and removing subscriptions."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from purplemux.machine import Notify
-from purplemux.model import Session
-from purplemux.notify.desktop import DesktopNotifier
-from purplemux.notify.message import body, push_payload, title, urgency_for
-from purplemux.notify.policy import PushPolicy
-from purplemux.notify.vapid import VapidKeys, load_or_create_keys
-from purplemux.notify.webpush import WebPushSender
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
-from purplemux.store import AsyncStore
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_auth)])
 MAX_SUBSCRIPTION = 8 * 1024
 
 
-async def vapid_keys(rt: Runtime) -> VapidKeys:
-    """The daemon's VAPID keys, made on first use (0600 under $PURPLEMUX_HOME)."""
-    keys = rt.extras.get("vapid")
-    if keys is None:
-        keys = await asyncio.to_thread(load_or_create_keys, rt.settings.home)
-        rt.extras["vapid"] = keys
-    assert isinstance(keys, VapidKeys)
-    return keys
-
-
 @router.get("/api/push/key")
 async def push_key(rt: Runtime = Depends(current_runtime)) -> dict[str, str]:
-    key = (await vapid_keys(rt)).application_server_key
+    key = (await rt.vapid_keys()).application_server_key
     return {"key": key, "applicationServerKey": key}
 
 
@@ -91,48 +71,3 @@ async def remove_subscription(
     if not removed:
         raise HTTPException(404, "no such subscription")
     return {"ok": True}
-
-
-class _Subscriptions:
-    """The sender's view of the store: async calls on the store's own thread."""
-
-    def __init__(self, store: AsyncStore) -> None:
-        self.store = store
-
-    async def list_subscriptions(self) -> list[dict[str, Any]]:
-        return await self.store.call(lambda s: s.list_subscriptions())
-
-    async def remove_subscription(self, endpoint: str) -> bool:
-        return await self.store.call(lambda s: s.remove_subscription(endpoint))
-
-
-async def notifier(rt: Runtime) -> None:
-    """Push and desktop-notify each live entry into needs-input or review, once."""
-    sender = WebPushSender(await vapid_keys(rt), _Subscriptions(rt.store))
-    policy = PushPolicy(cooldown=rt.settings.push_cooldown)
-    desktop = DesktopNotifier(rt.settings.desktop_notifications)
-    pending: set[asyncio.Task[Any]] = set()
-    rt.extras["push_sender"] = sender
-
-    def on_notify(session: Session, notify: Notify) -> None:
-        focused = rt.engine.feed.focused_pages()
-        if not policy.should_push(session, notify, now=time.time(), focused_pages=focused):
-            return
-        urgency = urgency_for(notify.state)
-        for job in (
-            sender.send(push_payload(session), urgency),
-            desktop.notify(title(session), body(session), urgent=urgency == "high"),
-        ):
-            task = asyncio.create_task(job)  # sends never hold up the engine
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-
-    rt.engine.on_notify.append(on_notify)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        rt.engine.on_notify.remove(on_notify)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        await asyncio.to_thread(sender.close)

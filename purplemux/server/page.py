@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import functools
-import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,27 +15,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from purplemux import __version__, session_facts
-from purplemux.model import Session
+from purplemux.model import Session, State
 from purplemux.paths import web_dir
+from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
 from purplemux.server.auth import COOKIE, token_ok
 from purplemux.server.runtime import is_authenticated, runtime
 from purplemux.timefmt import duration
 
 router = APIRouter()
 
-SessionJson = Mapping[str, Any]
-
-LABELS = {
-    "idle": "idle",
-    "busy": "busy",
-    "needs-input": "needs input",
-    "review": "review",
-    "unknown": "unknown",
-}
-ATTENTION = ("needs-input", "review")
-# The favicon shows the most urgent state; unknown was busy before a restart, so it ranks with busy.
-URGENCY = {"needs-input": 4, "review": 3, "busy": 2, "unknown": 2, "idle": 1}
-FAVICON_FOR = {4: "needs-input", 3: "review", 2: "busy", 1: "idle", 0: "idle"}
 RECENT_LIMIT = 20
 
 # The page has no inline script or style, so this CSP costs nothing and disarms injected markup.
@@ -71,7 +58,7 @@ async def index(request: Request, token: str | None = None) -> Response:
         return _login(None, 401)
     now = time.time()
     usage = await rt.store.call(lambda st: st.usage(7, now))
-    html = render_dashboard(rt.engine.snapshot(), now, usage)
+    html = render_dashboard(rt.engine.listed(), now, usage)
     # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
     return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
@@ -92,12 +79,7 @@ def _env(templates: Path) -> Environment:
         lstrip_blocks=True,
     )
     env.globals.update(
-        label=label,
         duration=duration,
-        detail=detail,
-        facts=session_facts.row_facts,
-        reason=reason,
-        pane_of=pane_of,
         iso=iso,
         clock=clock,
         jsnum=jsnum,
@@ -106,19 +88,14 @@ def _env(templates: Path) -> Environment:
 
 
 def render_dashboard(
-    sessions: Sequence[SessionJson], now: float, usage: dict[str, Any] | None = None
+    sessions: Sequence[Session], now: float, usage: dict[str, Any] | None = None
 ) -> str:
     """The whole dashboard as HTML for these sessions (the engine's snapshot) at time `now`."""
-    active = [s for s in sessions if not s.get("ended")]
-    ended = sorted(
-        (s for s in sessions if s.get("ended")), key=lambda s: -float(s.get("updated_at") or 0)
-    )
-    counts = {state: sum(1 for s in active if s["state"] == state) for state in LABELS}
-    attention = counts["needs-input"] + counts["review"]
-    recent = sorted(
-        (s for s in active if s["state"] in ATTENTION),
-        key=lambda s: -float(s.get("state_since") or 0),
-    )[:RECENT_LIMIT]
+    views = [present(s) for s in sessions]
+    active = [v for v in views if not v.ended]
+    ended = sorted((v for v in views if v.ended), key=lambda v: -v.updated_at)
+    counts = {state.value: sum(1 for v in active if v.state == state) for state in BY_ORDER}
+    recent = sorted((v for v in active if v.attention), key=lambda v: -v.since)[:RECENT_LIMIT]
     return (
         _env(web_dir() / "templates")
         .get_template("dashboard.html")
@@ -126,11 +103,12 @@ def render_dashboard(
             groups=group_sessions(active),
             ended=ended,
             counts=counts,
-            title=title(attention),
+            states=[(s.value, LOOKS[s]) for s in BY_ORDER],
+            title=title(sum(1 for v in active if v.attention)),
             favicon=favicon(active),
             recent=recent,
             now=now,
-            blank=blank_session(),
+            blank=present(Session(id="")),
             version=__version__,
             usage=usage_bars(usage),
         )
@@ -156,141 +134,43 @@ def title(attention: int) -> str:
     return f"({attention}) purplemux" if attention else "purplemux"
 
 
-def favicon(sessions: Iterable[SessionJson]) -> str:
-    """The state whose icon the tab shows: the most urgent one."""
-    return FAVICON_FOR[max((URGENCY.get(s["state"], 0) for s in sessions), default=0)]
-
-
-# --- grouping: web/static/view.js mirrors these rules (tests/browser checks they agree) -----
+def favicon(views: Iterable[SessionView]) -> str:
+    """The icon the tab shows: the most urgent state's."""
+    top = max(views, key=lambda v: v.urgency, default=None)
+    return LOOKS[State(top.state)].icon if top else LOOKS[State.IDLE].icon
 
 
 @dataclass
 class Window:
     """One tmux window (or the single list of a non-window group) and its sessions in order."""
 
-    key: str
-    label: str
-    sessions: list[SessionJson] = field(default_factory=list)
+    place: Place
+    sessions: list[SessionView] = field(default_factory=list)
 
 
 @dataclass
 class Group:
     """A sidebar section: a tmux session, a tmux server known only by socket, or a project."""
 
-    key: str
-    kind: str
-    label: str
-    title: str
+    place: Place
     windows: list[Window] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
-        """The shape view.js's groupSessions returns, for the parity test."""
-        return {
-            "key": self.key,
-            "kind": self.kind,
-            "label": self.label,
-            "title": self.title,
-            "windows": [
-                {"key": w.key, "label": w.label, "ids": [s["id"] for s in w.sessions]}
-                for w in self.windows
-            ],
-        }
 
-
-KIND_ORDER = {"tmux": 0, "socket": 1, "project": 2}
-
-
-def place(session: SessionJson) -> tuple[str, str, str, str, str, str]:
-    """(group key, kind, label, title, window key, window label) for one session."""
-    tmux = session.get("tmux") or None
-    if tmux and tmux.get("pane"):
-        socket = tmux.get("socket") or ""
-        name = socket.rstrip("/").rsplit("/", 1)[-1] or "tmux"
-        if tmux.get("session") is not None:
-            key = f"tmux:{socket}:{tmux['session']}"
-            window = tmux.get("window")
-            wlabel = f"window {window}" if window is not None else ""
-            wkey = f"{key}:{window if window is not None else ''}"
-            return key, "tmux", str(tmux["session"]), socket, wkey, wlabel
-        key = f"socket:{socket}"
-        return key, "socket", name, socket, f"{key}:", ""
-    project = session.get("project") or ""
-    key = f"project:{project}"
-    return key, "project", project or "no folder", session.get("cwd") or "", f"{key}:", ""
-
-
-def _natural(text: str) -> tuple[int, int, str]:
-    """Numbers sort as numbers ("window 10" after "window 9"); text after numbers."""
-    match = re.search(r"\d+", text)
-    return (0, int(match.group()), text) if match else (1, 0, text)
-
-
-def _row_order(session: SessionJson) -> tuple[int, int, str, str]:
-    """Panes in tmux's creation order (%2 before %10), then anything else by name."""
-    pane = pane_of(session)
-    match = re.fullmatch(r"%(\d+)", pane)
-    return (0, int(match.group(1)), "", session["id"]) if match else (1, 0, pane, session["id"])
-
-
-def group_sessions(sessions: Iterable[SessionJson]) -> list[Group]:
-    """Sidebar sections in display order: tmux sessions, bare tmux sockets, then projects."""
+def group_sessions(views: Iterable[SessionView]) -> list[Group]:
+    """Sidebar sections in display order (present.py decides the places and their order)."""
+    ordered = sorted(views, key=lambda v: v.order)
     groups: dict[str, Group] = {}
     windows: dict[str, Window] = {}
-    for s in sessions:
-        key, kind, glabel, gtitle, wkey, wlabel = place(s)
-        group = groups.get(key)
+    for v in ordered:
+        group = groups.get(v.group.key)
         if group is None:
-            group = groups[key] = Group(key, kind, glabel, gtitle)
-        window = windows.get(wkey)
+            group = groups[v.group.key] = Group(v.group)
+        window = windows.get(v.window.key)
         if window is None:
-            window = windows[wkey] = Window(wkey, wlabel)
+            window = windows[v.window.key] = Window(v.window)
             group.windows.append(window)
-        window.sessions.append(s)
-    for group in groups.values():
-        group.windows.sort(key=lambda w: _natural(w.label))
-        for window in group.windows:
-            window.sessions.sort(key=_row_order)
-    return sorted(groups.values(), key=lambda g: (KIND_ORDER[g.kind], g.label, g.key))
-
-
-# --- what a row says ------------------------------------------------------------------------
-
-
-def label(state: str) -> str:
-    """The badge's words for a state."""
-    return LABELS.get(state, state)
-
-
-def pane_of(session: SessionJson) -> str:
-    """The tmux pane id, or "" outside tmux."""
-    tmux = session.get("tmux") or None
-    return str(tmux.get("pane") or "") if tmux else ""
-
-
-def detail(session: SessionJson) -> tuple[str, str, str]:
-    """(kind, prefix, text) of the row's second line: what it waits for, runs, or said."""
-    state = session["state"]
-    if state == "needs-input":
-        return "waiting", "Waiting for", session.get("waiting_for") or "your input"
-    if state == "busy":
-        if session.get("compacting"):
-            return "note", "", "Compacting the conversation…"
-        tool = session.get("current_tool")
-        return ("tool", "Running", tool) if tool else ("note", "", "Working…")
-    if state == "unknown":
-        return "note", "", "Checking what it is doing after a restart…"
-    snippet = session.get("snippet")
-    if snippet and snippet != session.get("error"):  # a failed turn's snippet is the error itself
-        return "snippet", "", snippet
-    if state == "review" and not session.get("error"):
-        return "snippet", "", "Finished; ready for review."
-    return "", "", ""
-
-
-def reason(session: SessionJson) -> str:
-    """Why a session wants the user, in one line (the recent panel)."""
-    error = session.get("error")
-    return f"Failed: {error}" if error else detail(session)[2]
+        window.sessions.append(v)
+    return list(groups.values())
 
 
 def jsnum(x: float) -> str:
@@ -307,8 +187,3 @@ def iso(ts: float) -> str:
 def clock(ts: float) -> str:
     """Local wall-clock time; the page re-renders it in the browser's own time zone."""
     return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
-
-
-def blank_session() -> dict[str, Any]:
-    """Every field empty: rendered into the page's <template> that the script clones rows from."""
-    return Session(id="").to_json()

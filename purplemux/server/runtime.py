@@ -1,33 +1,14 @@
-"""What a running daemon holds (settings, token, store, engine), and the request dependencies."""
+"""The request dependencies: the Runtime of the app serving a request, and the token check."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
-from purplemux.engine import Engine
-from purplemux.events import Event
+from purplemux.runtime import Runtime
 from purplemux.server.auth import presented_token, token_ok
-from purplemux.settings import Settings
-from purplemux.store import AsyncStore
 
-
-@dataclass(eq=False)
-class Runtime:
-    """The live parts of one daemon, built by the app's lifespan."""
-
-    settings: Settings
-    token: str
-    store: AsyncStore
-    engine: Engine
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    async def ingest(self, event: Event, live: bool = True) -> None:
-        """Apply an event and wait until it is stored: only then may its sender forget it."""
-        await self.engine.submit(event, live=live)
+__all__ = ["Runtime", "current_runtime", "is_authenticated", "require_auth", "runtime"]
 
 
 def runtime(request: HTTPConnection) -> Runtime:

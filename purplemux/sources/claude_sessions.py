@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints; pyproject has no types-psutil
-from watchfiles import awatch
 
 from purplemux import session_facts
 from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
 from purplemux.model import TmuxLocation
+from purplemux.sources.watch import watch_dirs
 
 log = logging.getLogger(__name__)
 
@@ -294,48 +294,12 @@ class SessionFileWatcher:
 
     async def events(self) -> AsyncGenerator[list[Event], None]:
         """Yield status events: first for every current file, then as files change."""
-        failing = False
-        while True:
-            folder = self._watch_dir()
-            stop = asyncio.Event()
-            changes_iter = awatch(
-                folder,
-                watch_filter=None,
-                debounce=self.debounce_ms,
-                step=self.step_ms,
-                stop_event=stop,
-                rust_timeout=self.rescan_ms,
-                yield_on_timeout=True,  # a quiet spell rescans: a missed change is caught
-                recursive=False,
-                force_polling=False,
-            )
-            first = asyncio.ensure_future(changes_iter.__anext__())
-            broken = False
-            try:
-                # awatch registers its watcher in its first step: scan after that, miss nothing.
-                await asyncio.sleep(0)
-                started = False
-                while True:
-                    if batch := await asyncio.to_thread(self._update):
-                        yield batch
-                    await (changes_iter.__anext__() if started else first)
-                    started = True
-                    if failing:
-                        log.info("session file watch recovered")
-                        failing = False
-                    if self._watch_dir() != folder:
-                        break  # the sessions folder appeared (or vanished): watch anew
-            except StopAsyncIteration:
-                pass
-            except Exception as exc:  # the folder vanished mid-watch, permissions, limits
-                broken = True
-                if not failing:
-                    log.warning("session file watch failed: %s", exc)
-                    failing = True
-            finally:
-                stop.set()
-                first.cancel()
-                await asyncio.gather(first, return_exceptions=True)
-                await changes_iter.aclose()
-            if broken:
-                await asyncio.sleep(self.rescan_ms / 1000)
+        async for _ in watch_dirs(
+            lambda: {self._watch_dir()},
+            name="session file",
+            debounce_ms=self.debounce_ms,
+            step_ms=self.step_ms,
+            recheck_ms=self.rescan_ms,
+        ):
+            if batch := await asyncio.to_thread(self._update):
+                yield batch

@@ -7,7 +7,7 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -269,15 +269,6 @@ class ProcessPoller:
             except Exception as exc:
                 log.warning("process poll failed: %s", exc)
                 return []
-
-    async def events(
-        self, known: Callable[[], Mapping[str, Known]], interval: float = 2.0
-    ) -> AsyncGenerator[list[Event], None]:
-        """Poll every `interval` seconds, yielding non-empty batches."""
-        while True:
-            if batch := await self.poll(known()):
-                yield batch
-            await asyncio.sleep(interval)
 
     def _learn_sockets(self, claims: list[SessionClaim]) -> None:
         """A Claude without our hooks never names its tmux server: its environment does."""

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
-
-from watchfiles import awatch
 
 from purplemux.events import Event
 from purplemux.sources.transcript_reader import (
@@ -21,6 +18,7 @@ from purplemux.sources.transcript_reader import (
     Turn,
     read_tail_state,
 )
+from purplemux.sources.watch import watch_dirs
 
 __all__ = [
     "MAX_LINE",
@@ -86,7 +84,6 @@ class TranscriptTailer:
         self.debounce_ms, self.step_ms, self.recheck_ms = debounce_ms, step_ms, recheck_ms
         self._watched: dict[str, _Watched] = {}
         self._changed = asyncio.Event()
-        self._stop: asyncio.Event | None = None
 
     def watch(self, session_id: str, path: Path | str) -> None:
         """Follow a session's transcript from its start (a new path starts over)."""
@@ -107,8 +104,6 @@ class TranscriptTailer:
 
     def _poke(self) -> None:
         self._changed.set()
-        if self._stop is not None:
-            self._stop.set()
 
     def _dirs(self) -> set[Path]:
         return {_watch_dir(w.path) for w in self._watched.values()}
@@ -124,65 +119,19 @@ class TranscriptTailer:
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
 
     async def events(self) -> AsyncGenerator[list[Event], None]:
-        """Yield batches of events, forever; restarts its watch when the watched set changes."""
-        failing = False
-        while True:
-            self._changed.clear()
-            dirs = self._dirs()
-            if not dirs:
-                await self._changed.wait()
-                continue
-            self._stop = stop = asyncio.Event()
-            changes_iter = awatch(
-                *dirs,
-                watch_filter=None,
-                debounce=self.debounce_ms,
-                step=self.step_ms,
-                stop_event=stop,
-                rust_timeout=self.recheck_ms,
-                yield_on_timeout=True,  # a quiet spell re-checks every file: nothing is missed
-                recursive=False,
-                force_polling=False,
-            )
-            first = asyncio.ensure_future(changes_iter.__anext__())
-            broken = False
-            try:
-                # awatch registers its watcher in its first step: a catch-up read after that
-                # misses no write, even one made between this read and the first change.
-                await asyncio.sleep(0)
-                if batch := await self._read(dict(self._watched)):
-                    yield batch
-                    del batch  # a catch-up batch can be huge: not kept while we wait
-                changes = await first
-                while True:
-                    if failing:
-                        log.info("transcript watch recovered")
-                        failing = False
-                    paths = {p for _, p in changes}
-                    targets = {
-                        sid: w
-                        for sid, w in self._watched.items()
-                        if not changes or str(w.path) in paths
-                    }
-                    if batch := await self._read(targets):
-                        yield batch
-                        del batch
-                    if self._changed.is_set() or self._dirs() != dirs:
-                        break
-                    changes = await changes_iter.__anext__()
-            except StopAsyncIteration:
-                pass  # stopped by watch() / unwatch()
-            except Exception as exc:  # a folder vanished mid-watch, permissions, inotify limits
-                broken = True
-                if not failing:
-                    log.warning("transcript watch failed: %s", exc)
-                    failing = True
-            finally:
-                self._stop = None
-                stop.set()
-                first.cancel()
-                await asyncio.gather(first, return_exceptions=True)
-                await changes_iter.aclose()
-            if broken:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), self.recheck_ms / 1000)
+        """Yield batches of events, forever; the watch follows the watched set's folders."""
+        async for changes in watch_dirs(
+            self._dirs,
+            name="transcript",
+            debounce_ms=self.debounce_ms,
+            step_ms=self.step_ms,
+            recheck_ms=self.recheck_ms,
+            changed=self._changed,
+        ):
+            # None: a new watch (catch up on everything); empty: a quiet spell (re-check all).
+            targets = {
+                sid: w for sid, w in self._watched.items() if not changes or str(w.path) in changes
+            }
+            if batch := await self._read(targets):
+                yield batch
+                del batch  # a catch-up batch can be huge: not kept while we wait

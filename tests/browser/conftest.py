@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserType, Page, Playwright, expect, sync_playwright
 
 from tests.chromium import LAUNCH_ARGS, require
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 
 @pytest.fixture(scope="session")
@@ -54,13 +53,6 @@ def browser_context_args() -> dict[str, Any]:
 def base_url() -> str | None:
     """No base URL; replaces pytest-playwright's, whose definition pytest 9 warns about."""
     return None
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    yield d
-    d.stop()
 
 
 @pytest.fixture

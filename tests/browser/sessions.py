@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 PROMPT_TOOL = {"command": "rm -rf build && make deploy"}
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from purplemux.server.page import group_sessions
+from purplemux.model import Session, State
+from purplemux.present import present
 from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 pytestmark = pytest.mark.browser
 
@@ -49,24 +48,27 @@ def test_rows_carry_state_and_what_each_session_does(dashboard: Page, daemon: Da
 
 
 def test_five_badges_differ_in_shape_or_motion_and_words(dashboard: Page) -> None:
+    views = [
+        present(Session(id=f"x-{state}", state=state, state_since=1.0)).to_json() for state in State
+    ]
     badges = dashboard.evaluate(
-        """async () => {
+        """async (views) => {
           const view = await import("/static/view.js");
           const out = {};
-          for (const state of ["idle", "busy", "needs-input", "review", "unknown"]) {
+          for (const v of views) {
             const row = document.getElementById("row-template").content
               .querySelector(".row").cloneNode(true);
-            view.fillRow(row, {id: "x-" + state, state, state_since: Date.now() / 1000,
-              tmux: null, project: "p", cwd: "/p"}, Date.now() / 1000);
+            view.fillRow(row, v, Date.now() / 1000);
             document.querySelector("[data-slot=groups]").append(row);
             const icon = getComputedStyle(row.querySelector(".badge-icon"));
-            out[state] = {label: row.querySelector(".badge-label").textContent,
+            out[v.state] = {label: row.querySelector(".badge-label").textContent,
               look: [icon.animationName, icon.borderRadius, icon.borderStyle,
                      icon.backgroundColor, icon.width].join("|")};
             row.remove();
           }
           return out;
-        }"""
+        }""",
+        views,
     )
     assert len({b["label"] for b in badges.values()}) == 5
     assert len({b["look"] for b in badges.values()}) == 5
@@ -185,57 +187,18 @@ def test_ended_sessions_move_to_the_ended_section(dashboard: Page, daemon: Daemo
         dashboard.reload()
 
 
-def test_grouping_and_rows_match_between_server_and_script(dashboard: Page, daemon: Daemon) -> None:
-    # Hooks cannot name tmux sessions and windows (the poller fills those), so the grouping
-    # rules get crafted locations; the row rendering is compared on real sessions.
-    loc = {"socket": "/tmp/tmux-1/default", "pane": "%1", "session": "dev", "window": "2"}
-    crafted: list[dict[str, Any]] = [
-        {"id": "a", "project": "p", "cwd": "/p", "tmux": loc},
-        {"id": "b", "project": "p", "cwd": "/p", "tmux": {**loc, "pane": "%10"}},
-        {"id": "c", "project": "p", "cwd": "/p", "tmux": {**loc, "pane": "%9", "window": "10"}},
-        {"id": "d", "project": "q", "cwd": "/q", "tmux": {**loc, "session": "api", "window": None}},
-        {"id": "e", "project": "q", "cwd": "/q", "tmux": {**loc, "session": None, "window": None}},
-        {
-            "id": "f",
-            "project": "q",
-            "cwd": "/q",
-            "tmux": {"socket": None, "pane": "%3", "session": None, "window": None},
-        },
-        {"id": "g", "project": "zeta", "cwd": "/w/zeta", "tmux": None},
-        {"id": "h", "project": None, "cwd": None, "tmux": None},
-        {"id": "i", "project": "alpha", "cwd": "/w/alpha", "tmux": None},
-    ]
-    in_js = dashboard.evaluate(
-        "async (s) => (await import('/static/view.js')).groupSessions(s).map((g) => ({...g,"
-        " windows: g.windows.map((w) => ({key: w.key, label: w.label,"
-        " ids: w.sessions.map((x) => x.id)}))}))",
-        crafted,
-    )
-    assert in_js == [g.as_json() for g in group_sessions(crafted)]
-    assert [g["label"] for g in in_js] == [
-        "api",
-        "dev",
-        "default",
-        "tmux",
-        "alpha",
-        "no folder",
-        "zeta",
-    ]
-    assert [w["ids"] for w in in_js[1]["windows"]] == [["a", "b"], ["c"]]
-
+def test_rows_filled_by_the_script_match_the_server(dashboard: Page, daemon: Daemon) -> None:
+    # Both fill the same slots from the same view (purplemux/present.py); this checks the slots.
     for n, state in enumerate(STATES):
         make(daemon, f"p-{state}", state, pane=f"%{n}", cwd=f"/w/{state}")
     hook(daemon, "p-review", "SessionEnd", pane="%3")
     wait_state(daemon, "p-review", "idle", ended=True)
-    req = urllib.request.Request(
-        daemon.url + "/api/sessions?all=1", headers={"Authorization": f"Bearer {daemon.token}"}
-    )
-    with urllib.request.urlopen(req) as r:
-        sessions = json.loads(r.read())["sessions"]
     mismatches = dashboard.evaluate(
-        """async (sessions) => {
+        """async () => {
           const view = await import("/static/view.js");
-          const html = await (await fetch("/", {credentials: "same-origin"})).text();
+          const get = (url) => fetch(url, {credentials: "same-origin"});
+          const {sessions} = await (await get("/api/sessions?all=1")).json();
+          const html = await (await get("/")).text();
           const server = new DOMParser().parseFromString(html, "text/html");
           const template = document.getElementById("row-template");
           const shape = (row) => [...row.querySelectorAll("*")].map((el) => [el.tagName,
@@ -246,14 +209,13 @@ def test_grouping_and_rows_match_between_server_and_script(dashboard: Page, daem
           const out = [];
           for (const s of sessions) {
             const mine = view.fillRow(template.content.querySelector(".row").cloneNode(true),
-              s, Date.now() / 1000);
-            const theirs = server.getElementById("session-" + s.id);
-            const a = JSON.stringify(shape(mine)), b = JSON.stringify(shape(theirs));
+              s.view, Date.now() / 1000);
+            const a = JSON.stringify(shape(mine));
+            const b = JSON.stringify(shape(server.getElementById("session-" + s.id)));
             if (a !== b) out.push({id: s.id, script: a, server: b});
           }
           return out;
-        }""",
-        sessions,
+        }"""
     )
     assert mismatches == []
 

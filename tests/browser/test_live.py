@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.present import session_json
 from tests.browser.conftest import sign_in
 from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 pytestmark = pytest.mark.browser
 
@@ -103,31 +105,20 @@ def test_a_daemon_restart_is_survived(dashboard: Page, daemon: Daemon) -> None:
 
 
 def fake(sid: str, state: str, seq: int, **fields: Any) -> dict[str, Any]:
-    """A Session as the stream sends it (model.Session.to_json's keys)."""
+    """A Session as the stream sends it (with its view)."""
     now = time.time()
-    return {
-        "id": sid,
-        "state": state,
-        "state_since": now,
-        "alive": None,
-        "ended": False,
-        "cwd": "/w/mock",
-        "project": "mock",
-        "pid": None,
-        "tmux": {"socket": "/tmp/tmux-1/default", "session": "dev", "window": "1", "pane": "%7"},
-        "transcript_path": None,
-        "seq": seq,
-        "last_event": None,
-        "current_tool": None,
-        "waiting_for": None,
-        "snippet": None,
-        "tokens": {},
-        "model": None,
-        "compacting": False,
-        "error": None,
-        "updated_at": now,
+    tmux = TmuxLocation(socket="/tmp/tmux-1/default", session="dev", window="1", pane="%7")
+    session = Session(
+        id=sid,
+        state=State(state),
+        state_since=now,
+        cwd="/w/mock",
+        tmux=tmux,
+        seq=seq,
+        updated_at=now,
         **fields,
-    }
+    )
+    return session_json(session)
 
 
 def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon) -> None:
@@ -200,7 +191,7 @@ def test_an_unfocused_page_notifies_entries_into_attention(page: Page, daemon: D
     poll(page, lambda: bool(page.evaluate("window.__notes")))
     notes = page.evaluate("window.__notes")
     assert len(notes) == 1  # the review that was there before the page opened is not news
-    assert notes[0]["title"] == "asker · %2"
+    assert notes[0]["title"] == "needs input: asker · %2"
     assert notes[0]["tag"] == "purplemux-ask"
     assert PROMPT_TOOL["command"] in notes[0]["body"]
     hook(

@@ -44,7 +44,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from purplemux import install
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 from .fake_api import FakeAnthropicAPI
 from .harness import (

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER

@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from purplemux.install import HOOK_EVENTS
-from purplemux.settings import Settings
 
 # Caps on the public Session JSON (purplemux/sources/hooks.py, machine.py, events.sanitize).
 SESSION_CAPS: dict[str, int] = {
@@ -41,13 +39,6 @@ NO_NETWORK = {
 }
 """Environment that fails every outgoing HTTP request at once (a closed local proxy port): Web
 Push sends to the random endpoints fuzzing subscribes cannot hang a test or its shutdown."""
-
-
-def settings_for(root: Path, **overrides: Any) -> Settings:
-    """An in-process daemon's settings: its own home, no live sources, no port file."""
-    return Settings(
-        home=root / "home", claude_dir=root / "claude", port=0, watch_sources=False, **overrides
-    )
 
 
 def encodable(text: str) -> bool:

@@ -19,8 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
-from tests.daemon import REPO, Daemon, free_port, wait_for
-from tests.hardening.helpers import settings_for
+from tests.support import REPO, Daemon, free_port, settings_for, wait_for
 from tests.test_hook_script import (
     PAYLOAD,
     FakeDaemon,

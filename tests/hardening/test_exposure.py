@@ -31,8 +31,8 @@ from purplemux.serve import is_loopback
 from purplemux.server import auth
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.daemon import REPO, Daemon, free_port, wait_for
-from tests.hardening.helpers import Endpoint, concrete, endpoints, settings_for
+from tests.hardening.helpers import Endpoint, concrete, endpoints
+from tests.support import REPO, Daemon, free_port, settings_for, wait_for
 
 PUBLIC = {Endpoint("http", "GET", "/api/health"), Endpoint("mount", "MOUNT", "/static")}
 EVIL = "http://evil.example"

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.websockets import WebSocketDisconnect
 
-from tests.daemon import REPO, Daemon
 from tests.hardening.helpers import ErrorLog, json_value
+from tests.support import REPO, Daemon
 
 Message = tuple[str, Any]
 

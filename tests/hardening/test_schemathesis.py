@@ -14,8 +14,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 
 from purplemux.server.app import create_app
-from tests.daemon import REPO, Daemon
-from tests.hardening.helpers import HOOK_NAMES, NO_NETWORK, assert_session_capped, settings_for
+from tests.hardening.helpers import HOOK_NAMES, NO_NETWORK, assert_session_capped
+from tests.support import REPO, Daemon, settings_for
 
 HOOK_BODY = {
     "type": "object",

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tests.daemon import REPO
+from tests.support import REPO
 
 SOAK = REPO / "benchmarks" / "soak.py"
 

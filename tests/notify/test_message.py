@@ -15,7 +15,7 @@ def test_needs_input_names_project_pane_and_what_it_waits_for() -> None:
         waiting_for="Bash: rm -rf build\n  && make",
     )
     assert push_payload(s) == {
-        "title": "shop · %7",
+        "title": "needs input: shop · %7",
         "body": "Waiting for: Bash: rm -rf build && make",
         "tag": "purplemux-abc",
         "session_id": "abc",
@@ -28,7 +28,7 @@ def test_needs_input_names_project_pane_and_what_it_waits_for() -> None:
 def test_needs_input_without_details() -> None:
     s = Session(id="abc", state=State.NEEDS_INPUT, cwd="/w/api")
     assert push_payload(s)["body"] == "Waiting for your input"
-    assert push_payload(s)["title"] == "api"
+    assert push_payload(s)["title"] == "needs input: api"
 
 
 def test_review_shows_the_answer_or_the_error() -> None:
@@ -41,7 +41,7 @@ def test_review_shows_the_answer_or_the_error() -> None:
 
 
 def test_title_without_a_cwd_uses_the_session_id() -> None:
-    assert push_payload(Session(id="0123456789", state=State.REVIEW))["title"] == "session 01234567"
+    assert push_payload(Session(id="0123456789", state=State.REVIEW))["title"] == "review: 01234567"
 
 
 def test_long_bodies_are_cut_at_a_word() -> None:

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from tests.daemon import Daemon, wait_for
-from tests.test_real_daemon import run_hook
+from tests.support import Daemon, run_hook, wait_for
 
 from .fake_push_service import BrowserSubscription, FakePushService
 

@@ -94,7 +94,7 @@ def test_push_message_shows_a_notification(web_page: Page, site: Site) -> None:
 
     [shown] = poll(web_page, lambda: web_page.evaluate(NOTIFICATIONS))
     assert shown == {
-        "title": "shop · %4",
+        "title": "needs input: shop · %4",
         "body": 'Waiting for: Bash: git push --force "origin"',
         "tag": "purplemux-sess-9",
         "data": {"url": "/#session-sess-9", "session_id": "sess-9"},

@@ -76,7 +76,7 @@ async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
     assert service.errors == []
     assert report.delivered == (sub.endpoint,) and report.ok
     [delivery] = service.for_subscription(sub)
-    assert delivery.json["title"] == "shop · %3"
+    assert delivery.json["title"] == "needs input: shop · %3"
     assert "npm run deploy --prod" in delivery.json["body"]
     assert delivery.json["session_id"] == "sess-1"
     assert delivery.json["tag"] == "purplemux-sess-1"

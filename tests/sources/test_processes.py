@@ -6,9 +6,8 @@ import asyncio
 import os
 import shutil
 import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,18 +26,9 @@ from purplemux.sources.processes import (
     snapshot,
     socket_from_tmux_env,
 )
+from tests.support import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-def wait_for(check: Callable[[], object], timeout: float = 10.0) -> object:
-    """Poll until check() is truthy (fails at the deadline)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 @dataclass

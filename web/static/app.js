@@ -82,19 +82,19 @@ function forget(id) {
 }
 
 function enteredAttention(prev, s) {
-  if (s.ended || !view.isAttention(s)) return false;
+  if (s.ended || !s.view.attention) return false;
   return !prev || prev.state !== s.state || prev.state_since !== s.state_since;
 }
 
 // --- rendering: move elements only when their place changes, so badge animations keep running ---
 
-function rowFor(s) {
-  let row = rows.get(s.id);
+function rowFor(v) {
+  let row = rows.get(v.id);
   if (!row) {
     row = els.template.content.querySelector(".row").cloneNode(true);
-    rows.set(s.id, row);
+    rows.set(v.id, row);
   }
-  return view.fillRow(row, s, now());
+  return view.fillRow(row, v, now());
 }
 
 function placeAt(parent, child, index) {
@@ -103,34 +103,34 @@ function placeAt(parent, child, index) {
 }
 
 function render() {
-  const all = [...sessions.values()];
-  const active = all.filter((s) => !s.ended);
-  const ended = all.filter((s) => s.ended).sort((a, b) => b.updated_at - a.updated_at);
+  const all = [...sessions.values()].map((s) => s.view);
+  const active = all.filter((v) => !v.ended);
+  const ended = all.filter((v) => v.ended).sort((a, b) => b.updated_at - a.updated_at);
 
   const wantGroups = new Set();
   const wantWindows = new Set();
   view.groupSessions(active).forEach((g, gi) => {
-    wantGroups.add(g.key);
-    let section = groupEls.get(g.key);
+    wantGroups.add(g.place.key);
+    let section = groupEls.get(g.place.key);
     if (!section) {
-      section = view.makeGroup(g);
-      groupEls.set(g.key, section);
+      section = view.makeGroup(g.place);
+      groupEls.set(g.place.key, section);
     }
-    section.querySelector(".group-head").title = g.title;
+    section.querySelector(".group-head").title = g.place.title;
     placeAt(els.groups, section, gi);
     g.windows.forEach((w, wi) => {
-      wantWindows.add(w.key);
-      let box = windowEls.get(w.key);
+      wantWindows.add(w.place.key);
+      let box = windowEls.get(w.place.key);
       if (!box) {
-        box = view.makeWindow(w);
-        windowEls.set(w.key, box);
+        box = view.makeWindow(w.place);
+        windowEls.set(w.place.key, box);
       }
       placeAt(section, box, wi + 1); // child 0 is the group's heading
       const list = box.querySelector(".rows");
-      w.sessions.forEach((s, si) => placeAt(list, rowFor(s), si));
+      w.views.forEach((v, vi) => placeAt(list, rowFor(v), vi));
     });
   });
-  ended.forEach((s, i) => placeAt(els.ended, rowFor(s), i));
+  ended.forEach((v, i) => placeAt(els.ended, rowFor(v), i));
   for (const [key, box] of windowEls) {
     if (!wantWindows.has(key)) {
       box.remove();
@@ -153,17 +153,18 @@ function render() {
 }
 
 function renderSummary(active) {
-  const counts = Object.fromEntries(view.STATES.map((state) => [state, 0]));
-  for (const s of active) counts[s.state] = (counts[s.state] || 0) + 1;
+  const counts = {};
+  for (const v of active) counts[v.state] = (counts[v.state] || 0) + 1;
   for (const item of body.querySelectorAll("[data-count]")) {
     const n = counts[item.dataset.count] || 0;
     item.querySelector('[data-slot="n"]').textContent = String(n);
     item.toggleAttribute("data-zero", n === 0);
   }
-  const attention = counts["needs-input"] + counts.review;
-  const title = view.title(attention);
+  const attention = active.filter((v) => v.attention).length;
+  const title = attention ? `(${attention}) purplemux` : "purplemux";
   if (document.title !== title) document.title = title;
-  const icon = `/static/icon-${view.favicon(active)}.svg`;
+  const top = active.reduce((a, v) => (!a || v.urgency > a.urgency ? v : a), null);
+  const icon = `/static/icon-${top ? top.icon : "idle"}.svg`;
   if (els.favicon && els.favicon.getAttribute("href") !== icon) els.favicon.setAttribute("href", icon);
 }
 
@@ -181,10 +182,10 @@ function tick() {
 // --- the recent "needs you" list -----------------------------------------------------------------
 
 function addRecent(s) {
-  const key = view.recentKey(s);
+  const key = view.recentKey(s.view);
   if (recentKeys.has(key)) return;
   recentKeys.add(key);
-  const item = view.makeRecent(s);
+  const item = view.makeRecent(s.view);
   let before = null;
   for (const other of els.recent.children) {
     if (Number(other.dataset.at) < s.state_since) {
@@ -337,17 +338,10 @@ async function enableNotifications(button) {
 }
 
 async function notifyLocally(s) {
-  const where = view.projectOf(s) + (view.paneOf(s) ? ` · ${view.paneOf(s)}` : "");
-  const text =
-    s.state === "needs-input"
-      ? `Waiting for: ${s.waiting_for || "your input"}`
-      : s.error
-        ? `Failed: ${s.error}`
-        : s.snippet || "Finished; ready for review";
   try {
     const push = await import("/static/push.js");
-    // Same tag as the daemon's Web Push for this session, so one replaces the other.
-    await push.showLocalNotification(where, text, `purplemux-${s.id}`, {
+    // Same words and tag as the daemon's Web Push for this session, so one replaces the other.
+    await push.showLocalNotification(s.view.headline, s.view.reason, `purplemux-${s.id}`, {
       session_id: s.id,
       url: `/#session-${s.id}`,
     });

@@ -1,49 +1,9 @@
-// What the dashboard shows for sessions: labels, grouping, row contents.
-// Mirrors purplemux/server/page.py and web/templates/_row.html (tests/browser checks they agree).
-// Session text only ever reaches the page through textContent and attributes, never as markup.
+// DOM updates for the dashboard and its ticking clock. What a row says, where it goes and in
+// what order is decided once on the server (purplemux/present.py) and sent as each session's
+// `view`; this file only places it. Session text only ever reaches the page through textContent
+// and attributes, never as markup.
 
-export const LABELS = {
-  idle: "idle",
-  busy: "busy",
-  "needs-input": "needs input",
-  review: "review",
-  unknown: "unknown",
-};
-export const STATES = ["needs-input", "review", "busy", "idle", "unknown"];
-const ATTENTION = new Set(["needs-input", "review"]);
-// unknown was busy before a daemon restart, so for the favicon it ranks with busy.
-const URGENCY = { "needs-input": 4, review: 3, busy: 2, unknown: 2, idle: 1 };
-const FAVICON_FOR = { 4: "needs-input", 3: "review", 2: "busy", 1: "idle", 0: "idle" };
-const KIND_ORDER = { tmux: 0, socket: 1, project: 2 };
-export const KIND_NAMES = { tmux: "tmux session", socket: "tmux server", project: "project" };
-
-export function label(state) {
-  return LABELS[state] || state;
-}
-
-export function isAttention(session) {
-  return ATTENTION.has(session.state);
-}
-
-export function title(attention) {
-  return attention ? `(${attention}) purplemux` : "purplemux";
-}
-
-export function favicon(sessions) {
-  let top = 0;
-  for (const s of sessions) top = Math.max(top, URGENCY[s.state] || 0);
-  return FAVICON_FOR[top];
-}
-
-export function paneOf(session) {
-  return (session.tmux && session.tmux.pane) || "";
-}
-
-export function projectOf(session) {
-  return session.project || session.id.slice(0, 8);
-}
-
-// A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h (page.py's duration).
+// A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h (purplemux/timefmt.py's duration).
 export function duration(seconds) {
   const s = Math.max(0, Math.floor(seconds));
   const pad = (n) => String(n).padStart(2, "0");
@@ -61,109 +21,30 @@ export function iso(ts) {
   return ts ? new Date(Math.floor(ts) * 1000).toISOString().replace(".000Z", "+00:00") : "";
 }
 
-// [kind, prefix, text] of a row's second line (page.py's detail).
-export function detail(s) {
-  switch (s.state) {
-    case "needs-input":
-      return ["waiting", "Waiting for", s.waiting_for || "your input"];
-    case "busy":
-      if (s.compacting) return ["note", "", "Compacting the conversation…"];
-      return s.current_tool ? ["tool", "Running", s.current_tool] : ["note", "", "Working…"];
-    case "unknown":
-      return ["note", "", "Checking what it is doing after a restart…"];
-    default:
-      // A failed turn's snippet is the error itself: the error line says it once.
-      if (s.snippet && s.snippet !== s.error) return ["snippet", "", s.snippet];
-      if (s.state === "review" && !s.error) return ["snippet", "", "Finished; ready for review."];
-      return ["", "", ""];
-  }
-}
-
-// --- grouping (page.py's place / group_sessions) ----------------------------------------------
-
-export function place(s) {
-  const tmux = s.tmux;
-  if (tmux && tmux.pane) {
-    const socket = tmux.socket || "";
-    const name = socket.replace(/\/+$/, "").split("/").pop() || "tmux";
-    if (tmux.session !== null && tmux.session !== undefined) {
-      const key = `tmux:${socket}:${tmux.session}`;
-      const win = tmux.window;
-      const known = win !== null && win !== undefined;
-      return {
-        key,
-        kind: "tmux",
-        label: String(tmux.session),
-        title: socket,
-        windowKey: `${key}:${known ? win : ""}`,
-        windowLabel: known ? `window ${win}` : "",
-      };
-    }
-    const key = `socket:${socket}`;
-    return { key, kind: "socket", label: name, title: socket, windowKey: `${key}:`, windowLabel: "" };
-  }
-  const project = s.project || "";
-  const key = `project:${project}`;
-  return {
-    key,
-    kind: "project",
-    label: project || "no folder",
-    title: s.cwd || "",
-    windowKey: `${key}:`,
-    windowLabel: "",
-  };
-}
-
-// Code-unit order, like Python's str comparison for the names people use.
-function cmp(a, b) {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function cmpTuples(a, b) {
-  for (let i = 0; i < a.length; i++) {
-    const c = typeof a[i] === "number" ? a[i] - b[i] : cmp(a[i], b[i]);
-    if (c) return c;
-  }
+function before(a, b) {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
   return 0;
 }
 
-function natural(text) {
-  const m = /\d+/.exec(text);
-  return m ? [0, Number(m[0]), text] : [1, 0, text];
-}
-
-function rowOrder(s) {
-  const pane = paneOf(s);
-  const m = /^%(\d+)$/.exec(pane);
-  return m ? [0, Number(m[1]), "", s.id] : [1, 0, pane, s.id];
-}
-
-// Sidebar sections in display order: tmux sessions, bare tmux sockets, then projects.
-export function groupSessions(sessions) {
+// Sidebar sections and windows in display order, from the views' places and sort keys.
+export function groupSessions(views) {
   const groups = new Map();
   const windows = new Map();
-  for (const s of sessions) {
-    const p = place(s);
-    let group = groups.get(p.key);
+  for (const v of [...views].sort((a, b) => before(a.order, b.order))) {
+    let group = groups.get(v.group.key);
     if (!group) {
-      group = { key: p.key, kind: p.kind, label: p.label, title: p.title, windows: [] };
-      groups.set(p.key, group);
+      group = { place: v.group, windows: [] };
+      groups.set(v.group.key, group);
     }
-    let win = windows.get(p.windowKey);
+    let win = windows.get(v.window.key);
     if (!win) {
-      win = { key: p.windowKey, label: p.windowLabel, sessions: [] };
-      windows.set(p.windowKey, win);
+      win = { place: v.window, views: [] };
+      windows.set(v.window.key, win);
       group.windows.push(win);
     }
-    win.sessions.push(s);
+    win.views.push(v);
   }
-  const out = [...groups.values()];
-  for (const g of out) {
-    g.windows.sort((a, b) => cmpTuples(natural(a.label), natural(b.label)));
-    for (const w of g.windows) w.sessions.sort((a, b) => cmpTuples(rowOrder(a), rowOrder(b)));
-  }
-  out.sort((a, b) => cmpTuples([KIND_ORDER[a.kind], a.label, a.key], [KIND_ORDER[b.kind], b.label, b.key]));
-  return out;
+  return [...groups.values()];
 }
 
 // --- rows ---------------------------------------------------------------------------------------
@@ -180,84 +61,99 @@ function show(el, visible) {
   if (el.hidden === visible) el.hidden = !visible;
 }
 
-// Fill a row element (cloned from the page's <template>) with a session; only touches what changed.
-export function fillRow(row, s, now) {
-  if (row.id !== `session-${s.id}`) row.id = `session-${s.id}`;
-  row.dataset.sessionId = s.id;
-  if (row.dataset.state !== s.state) row.dataset.state = s.state;
-  row.toggleAttribute("data-ended", Boolean(s.ended));
-  setText(slot(row, "label"), label(s.state));
+// Fill a row element (cloned from the page's <template>) from a view; only touches what changed.
+export function fillRow(row, v, now) {
+  if (row.id !== `session-${v.id}`) row.id = `session-${v.id}`;
+  row.dataset.sessionId = v.id;
+  if (row.dataset.state !== v.state) row.dataset.state = v.state;
+  row.toggleAttribute("data-ended", v.ended);
+  setText(slot(row, "label"), v.label);
 
   const project = slot(row, "project");
-  setText(project, projectOf(s));
-  project.title = s.cwd || "";
+  setText(project, v.name);
+  project.title = v.folder;
   const pane = slot(row, "pane");
-  setText(pane, paneOf(s));
-  show(pane, Boolean(paneOf(s)));
+  setText(pane, v.pane);
+  show(pane, Boolean(v.pane));
+
+  const mode = slot(row, "mode");
+  setText(mode, v.mode);
+  show(mode, Boolean(v.mode));
+  mode.toggleAttribute("data-bypass", v.bypass);
+  mode.title = `permission mode: ${v.permission_mode}`;
+
+  // The facts line: context bar (coloured by band), cost, retries, background tasks.
+  const ctx = slot(row, "ctx");
+  const hasCtx = v.context_percent !== null && v.context_percent !== undefined;
+  if (hasCtx) ctx.value = Math.min(v.context_percent, 100);
+  if (ctx.dataset.band !== v.context_band) ctx.dataset.band = v.context_band;
+  ctx.title = v.context_title;
+  show(ctx, hasCtx);
+  for (const name of ["ctx-text", "cost", "retrying", "tasks"]) {
+    const key = name === "ctx-text" ? "context_text" : name;
+    setText(slot(row, name), v[key]);
+    show(slot(row, name), Boolean(v[key]));
+  }
+  show(slot(row, "facts"), Boolean(v.context_text || v.cost || v.tasks || v.retrying));
 
   const since = slot(row, "since");
-  const sinceValue = String(s.state_since || 0);
+  const sinceValue = String(v.since);
   if (since.dataset.since !== sinceValue) {
     since.dataset.since = sinceValue;
-    since.dateTime = iso(s.state_since);
-    since.title = s.state_since ? `in this state since ${clock(s.state_since)}` : "";
+    since.dateTime = iso(v.since);
+    since.title = v.since ? `in this state since ${clock(v.since)}` : "";
   }
-  setText(since, s.state_since ? duration(now - s.state_since) : "");
-  show(since, Boolean(s.state_since));
+  setText(since, v.since ? duration(now - v.since) : "");
+  show(since, Boolean(v.since));
 
-  const [kind, prefix, text] = detail(s);
   const line = slot(row, "detail");
-  line.dataset.kind = kind;
-  setText(slot(line, "prefix"), prefix);
-  show(slot(line, "prefix"), Boolean(prefix));
-  setText(slot(line, "text"), text);
-  show(line, Boolean(text));
+  line.dataset.kind = v.detail_kind;
+  setText(slot(line, "prefix"), v.detail_prefix);
+  show(slot(line, "prefix"), Boolean(v.detail_prefix));
+  setText(slot(line, "text"), v.detail);
+  show(line, Boolean(v.detail));
 
-  setText(slot(row, "error-text"), s.error || "");
-  show(slot(row, "error"), Boolean(s.error));
+  setText(slot(row, "error-text"), v.error);
+  show(slot(row, "error"), Boolean(v.error));
 
-  let dismiss = row.querySelector('[data-action="dismiss"]');
-  if (s.state === "review" && !dismiss) {
-    dismiss = document.createElement("button");
-    dismiss.type = "button";
-    dismiss.className = "dismiss";
-    dismiss.dataset.action = "dismiss";
-    dismiss.title = "Mark as seen (review → idle)";
-    dismiss.textContent = "Dismiss";
-    slot(row, "side").append(dismiss);
-  } else if (s.state !== "review" && dismiss) {
+  const dismiss = row.querySelector('[data-action="dismiss"]');
+  const allowed = v.actions.includes("dismiss");
+  if (allowed && !dismiss) {
+    const button = document.getElementById("dismiss-template").content.firstElementChild;
+    slot(row, "side").append(button.cloneNode(true));
+  } else if (!allowed && dismiss) {
     dismiss.remove();
   }
   return row;
 }
 
-export function makeGroup(g) {
+export function makeGroup(place) {
   const section = document.createElement("section");
   section.className = "group";
-  section.dataset.group = g.key;
-  section.dataset.kind = g.kind;
+  section.dataset.group = place.key;
+  section.dataset.kind = place.kind;
   const head = document.createElement("h2");
   head.className = "group-head";
-  head.title = g.title;
+  head.title = place.title;
   const kind = document.createElement("span");
   kind.className = "group-kind";
-  kind.textContent = KIND_NAMES[g.kind];
+  kind.textContent = place.noun;
   const name = document.createElement("span");
   name.className = "group-label";
-  name.textContent = g.label;
+  name.textContent = place.label;
   head.append(kind, " ", name);
   section.append(head);
   return section;
 }
 
-export function makeWindow(w) {
+export function makeWindow(place) {
   const box = document.createElement("div");
   box.className = "window";
-  box.dataset.window = w.key;
-  if (w.label) {
+  box.dataset.window = place.key;
+  if (place.label) {
     const head = document.createElement("h3");
     head.className = "window-head";
-    head.textContent = w.label;
+    head.textContent = place.label;
     box.append(head);
   }
   const list = document.createElement("ul");
@@ -267,16 +163,16 @@ export function makeWindow(w) {
 }
 
 // An entry of the "needs you — recent" panel (dashboard.html renders the same shape).
-export function makeRecent(s) {
+export function makeRecent(v) {
   const item = document.createElement("li");
   item.className = "recent-item";
-  item.dataset.key = recentKey(s);
-  item.dataset.ref = s.id;
-  item.dataset.state = s.state;
-  item.dataset.at = String(s.state_since);
+  item.dataset.key = recentKey(v);
+  item.dataset.ref = v.id;
+  item.dataset.state = v.state;
+  item.dataset.at = String(v.since);
   item.dataset.current = "";
   const link = document.createElement("a");
-  link.href = `#session-${s.id}`;
+  link.href = `#session-${v.id}`;
   const what = document.createElement("span");
   what.className = "recent-what";
   const dot = document.createElement("span");
@@ -284,29 +180,24 @@ export function makeRecent(s) {
   dot.setAttribute("aria-hidden", "true");
   const state = document.createElement("span");
   state.className = "recent-state";
-  state.textContent = label(s.state);
+  state.textContent = v.label;
   const where = document.createElement("span");
   where.className = "recent-project";
-  where.textContent = projectOf(s) + (paneOf(s) ? ` · ${paneOf(s)}` : "");
+  where.textContent = v.where;
   what.append(dot, state, " ", where);
   const at = document.createElement("time");
   at.className = "recent-at";
-  at.dataset.at = String(s.state_since);
-  at.dateTime = iso(s.state_since);
-  at.textContent = clock(s.state_since);
+  at.dataset.at = String(v.since);
+  at.dateTime = iso(v.since);
+  at.textContent = clock(v.since);
   const why = document.createElement("span");
   why.className = "recent-why";
-  why.textContent = reason(s);
+  why.textContent = v.reason;
   link.append(what, at, why);
   item.append(link);
   return item;
 }
 
-// Why a session wants the user, in one line (the recent panel).
-export function reason(s) {
-  return s.error ? `Failed: ${s.error}` : detail(s)[2];
-}
-
-export function recentKey(s) {
-  return `${s.id}:${s.state}:${s.state_since}`;
+export function recentKey(v) {
+  return `${v.id}:${v.state}:${v.since}`;
 }

@@ -14,7 +14,9 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from purplemux.model import Session
-from purplemux.server.runtime import Runtime
+from purplemux.present import BY_ORDER, LOOKS, present
+from purplemux.runtime import Runtime
+from purplemux.tmux_status import TMUX_COLOURS
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +26,13 @@ TMUX_TIMEOUT = 2.0
 
 WINDOW_MARK = (
     "#{P:"
-    "#{?#{==:#{@purplemux_state},needs-input},#[fg=yellow]⚠#[default],}"
-    "#{?#{==:#{@purplemux_state},review},#[fg=magenta]●#[default],}"
-    "}"
+    + "".join(
+        f"#{{?#{{==:#{{{OPTION}}},{state.value}}},"
+        f"#[fg={TMUX_COLOURS[LOOKS[state].colour]}]{LOOKS[state].glyph}#[default],}}"
+        for state in BY_ORDER
+        if LOOKS[state].attention
+    )
+    + "}"
 )
 """A tmux format: one glyph per pane of the window that needs input (⚠) or review (●)."""
 
@@ -118,7 +124,7 @@ class PaneMarker:
             self._pending[key] = None
         else:
             self._owner[key] = session.id
-            self._pending[key] = session.state.value
+            self._pending[key] = present(session).state
         self._wake.set()
 
     async def run(self) -> None:
@@ -143,7 +149,7 @@ class PaneMarker:
 
 
 async def pane_marker(rt: Runtime) -> None:
-    """Daemon component: mark live sessions' panes now, then follow every change."""
+    """Daemon part: mark live sessions' panes now, then follow every change."""
     marker = PaneMarker()
     for session in rt.engine.sessions.values():
         if not session.ended:

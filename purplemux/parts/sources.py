@@ -1,9 +1,9 @@
-"""Components that connect the live sources (session files, transcripts, processes) to the engine.
+"""Parts that connect the live sources (session files, transcripts, processes) to the engine.
 
-Each is `async def component(rt)`, run by the app's lifespan for the daemon's life. Sources only
-post typed events; the engine decides. Recovery after a restart needs nobody to look: once the
-sources have had a moment to speak, any session still `unknown` is judged from its session file,
-its transcript tail and its process, and re-judged on a timer until resolved.
+Each is `async def part(rt)`, run (and restarted) by the supervisor for the daemon's life.
+Sources only post typed events; the engine decides. Recovery after a restart needs nobody to
+look: once the sources have had a moment to speak, any session still `unknown` is judged from
+its session file, its transcript tail and its process, and re-judged on a timer until resolved.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 from purplemux import events as ev
 from purplemux.events import Event, Source
 from purplemux.model import Session, State
-from purplemux.server.runtime import Runtime
-from purplemux.sources.claude_sessions import SessionFile, SessionFileWatcher
+from purplemux.runtime import Runtime
+from purplemux.sources.claude_sessions import SessionFile
 from purplemux.sources.processes import Known, ProcessPoller
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
 
@@ -32,19 +32,9 @@ RECOVERY_EVERY = 1.0
 MIN_POLL_GAP = 0.3
 
 
-def _watcher(rt: Runtime) -> SessionFileWatcher:
-    watcher = rt.extras.get("session_files")
-    if watcher is None:
-        watcher = SessionFileWatcher(rt.settings.claude_dir / "sessions")
-        rt.extras["session_files"] = watcher
-    assert isinstance(watcher, SessionFileWatcher)
-    return watcher
-
-
 async def session_files(rt: Runtime) -> None:
     """Claude's own per-process files: discover sessions (hooks or not) and their status."""
-    watcher = _watcher(rt)
-    async for batch in watcher.events():
+    async for batch in rt.session_files.events():
         for event in batch:
             rt.engine.post(_with_transcript(rt, event))
 
@@ -85,7 +75,7 @@ async def transcripts(rt: Runtime) -> None:
 
 async def processes(rt: Runtime) -> None:
     """The tmux panes and the process tree: pid, pane, alive; gone -> ended."""
-    watcher = _watcher(rt)
+    watcher = rt.session_files
     poller = ProcessPoller(lambda: watcher.known().values())
     wake = asyncio.Event()
     looked: dict[str, tuple[object, ...]] = {}
@@ -133,9 +123,8 @@ def _known(rt: Runtime) -> dict[str, Known]:
 async def recovery(rt: Runtime) -> None:
     """Resolve `unknown` sessions from the file, the transcript tail and the process."""
     await asyncio.sleep(RECOVERY_GRACE)
-    watcher = _watcher(rt)
     while True:
-        files = {sf.session_id: sf for sf in watcher.known().values()}
+        files = {sf.session_id: sf for sf in rt.session_files.known().values()}
         for session in list(rt.engine.sessions.values()):
             if session.state is State.UNKNOWN and not session.ended:
                 event = await asyncio.to_thread(judge, session, files.get(session.id), time.time())
@@ -171,4 +160,4 @@ def judge(session: Session, sf: SessionFile | None, now: float) -> Event | None:
 
 
 ALL = (session_files, transcripts, processes, recovery)
-"""The live-source components, in start order."""
+"""The live-source parts, in start order."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -1,0 +1,70 @@
+"""The spool part: hook events the script wrote to disk, applied in source-time order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from pathlib import Path
+
+from purplemux.runtime import Runtime
+from purplemux.sources import spool
+from purplemux.sources.hooks import PayloadError, to_event
+
+log = logging.getLogger(__name__)
+
+SPOOL_SWEEP = 10.0
+"""Seconds between looks for hook bodies orphaned in the spool's .tmp folder."""
+
+
+async def drain_spool(rt: Runtime) -> int:
+    """Apply every spooled hook event in source-time order (not live: no notifications)."""
+    files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+    return await _apply_spooled(rt, files, live=False)
+
+
+async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
+    applied = 0
+    for path in files:
+        try:
+            delivery = await asyncio.to_thread(spool.read_delivery, path)
+            payload = json.loads(delivery.body)
+            event = to_event(payload, delivery.headers, time.time())
+        except FileNotFoundError:
+            continue  # applied meanwhile by the other drain (the watcher and the sweep race)
+        except (OSError, ValueError, RecursionError, PayloadError) as exc:
+            log.warning("skipping unreadable spool file %s: %s", path.name, exc)
+            await asyncio.to_thread(_quarantine, path)
+            continue
+        try:
+            await rt.ingest(event, live=live)
+        except Exception as exc:  # not stored (the database is locked?): keep it, and the order
+            log.warning("cannot apply spooled events yet (%s); retrying later", exc)
+            break
+        await asyncio.to_thread(spool.remove, path)
+        applied += 1
+    return applied
+
+
+def _quarantine(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.rename(path.with_name(path.name + ".bad"))
+
+
+async def spool_sweeper(rt: Runtime) -> None:
+    """Bodies orphaned in .tmp by a killed hook announce nothing: look for them now and then."""
+    while True:
+        await asyncio.sleep(SPOOL_SWEEP)
+        files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+        if files:
+            await _apply_spooled(rt, files, live=False)
+
+
+async def spool_watcher(rt: Runtime) -> None:
+    """Files the hook script spools while we run (we were slow, or briefly unreachable)."""
+    rt.settings.spool_dir.mkdir(parents=True, exist_ok=True)
+    async for _ in spool.watch_spool(rt.settings.spool_dir):
+        files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+        await _apply_spooled(rt, files, live=True)

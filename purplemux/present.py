@@ -1,0 +1,321 @@
+"""What a person reads about a session, decided once (pure: no I/O, no clock).
+
+`LOOKS` tables each state's words, glyph, colour, urgency and actions; `present(session)` turns a
+`Session` into the `SessionView` every surface renders: the dashboard (server and script), the
+CLI, tmux's status line and pane marks, and notifications. The API and the feed carry the view as
+each session's `view`, so the browser script only places and updates elements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from purplemux import session_facts
+from purplemux.model import Session, State
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """How one state reads: badge words, a glyph, a colour token, how urgent, what it allows."""
+
+    label: str
+    glyph: str
+    colour: str
+    """A colour name each surface maps to its own codes (TERMINAL_COLOURS, TMUX_COLOURS; CSS)."""
+    urgency: int
+    """The tab's favicon shows the most urgent state."""
+    attention: bool
+    """It waits for the user: counted in the title, listed as recent, notified."""
+    order: int
+    """Place in summaries (counts, tmux-status): what needs you first."""
+    icon: str
+    """The favicon drawn for it (web/static/icon-<icon>.svg)."""
+    actions: frozenset[str] = frozenset()
+    """What the user may do to a session in this state ("dismiss")."""
+    note: str = ""
+    """The row's line when there is nothing more particular to say."""
+
+
+DISMISS = "dismiss"
+
+LOOKS: Mapping[State, Look] = {
+    State.NEEDS_INPUT: Look(
+        "needs input", "⚠", "yellow", 4, True, 0, "needs-input", note="your input"
+    ),
+    State.REVIEW: Look(
+        "review",
+        "●",
+        "magenta",
+        3,
+        True,
+        1,
+        "review",
+        frozenset({DISMISS}),
+        note="Finished; ready for review.",
+    ),
+    State.BUSY: Look("busy", "◐", "cyan", 2, False, 2, "busy", note="Working…"),
+    State.IDLE: Look("idle", "○", "grey", 1, False, 3, "idle"),
+    # unknown was busy before a daemon restart, so for the favicon it ranks with busy.
+    State.UNKNOWN: Look(
+        "unknown",
+        "?",
+        "white",
+        2,
+        False,
+        4,
+        "busy",
+        note="Checking what it is doing after a restart…",
+    ),
+}
+
+BY_ORDER: tuple[State, ...] = tuple(sorted(LOOKS, key=lambda s: LOOKS[s].order))
+"""States in summary order: needs-input, review, busy, idle, unknown."""
+
+COMPACTING = "Compacting the conversation…"
+WAITING = "Waiting for"
+RUNNING = "Running"
+FAILED = "Failed"
+KIND_ORDER = {"tmux": 0, "socket": 1, "project": 2}
+KIND_NAMES = {"tmux": "tmux session", "socket": "tmux server", "project": "project"}
+
+
+def look(state: State | str) -> Look:
+    """The table's entry for a state (a state name from JSON is accepted)."""
+    return LOOKS[State(state)]
+
+
+def allows(session: Session, action: str) -> bool:
+    """Whether the user may do `action` to the session now (only a review can be dismissed)."""
+    return action in LOOKS[session.state].actions
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A sidebar section or window: its key, what kind it is, its heading and hover title."""
+
+    key: str
+    kind: str
+    label: str
+    title: str
+
+    @property
+    def noun(self) -> str:
+        """What kind of place it is, in words ("tmux session")."""
+        return KIND_NAMES.get(self.kind, "")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """Everything a row, a summary or a notification says about one session."""
+
+    id: str
+    state: str
+    label: str
+    glyph: str
+    colour: str
+    urgency: int
+    icon: str
+    attention: bool
+    actions: tuple[str, ...]
+    ended: bool
+    name: str
+    """Claude's own name for the session (session file, custom / AI title), else the project,
+    else the id's start."""
+    folder: str
+    pane: str
+    where: str
+    """`name · pane`, or the name alone outside tmux."""
+    since: float
+    """When it entered its state: the base of the ticking age."""
+    updated_at: float
+    detail_kind: str
+    """waiting / tool / note / snippet, or "" when the row has no second line."""
+    detail_prefix: str
+    detail: str
+    error: str
+    reason: str
+    """Why it wants the user, in one line (the recent list, a notification's body)."""
+    headline: str
+    """A notification's title: the state's words and where the session is."""
+    mode: str
+    """The permission mode's short tag ("auto", "manual", "BYPASS"), or ""."""
+    permission_mode: str
+    bypass: bool
+    """Bypass mode: every tool runs unasked; the row marks it."""
+    context_percent: float | None
+    """How full the context is (the bar), or None before any reply."""
+    context_band: str
+    """healthy / warning / critical / compacting, or ""."""
+    context_text: str
+    """"ctx 75%"."""
+    context_title: str
+    """The bar's hover text: tokens of window."""
+    cost: str
+    """"$0.60", or "" before any cost is known."""
+    retrying: str
+    """"retrying (3)" while Claude retries a failing API call (busy only)."""
+    tasks: str
+    """"1 task still running", or on a review "finished · 1 task still running"."""
+    facts: str
+    """The facts in one line: "auto · ctx 75% · $0.60 · 1 task still running"."""
+    group: Place
+    window: Place
+    order: tuple[str, str, str]
+    """Sort keys (group, window, row) that compare as plain strings in Python and JavaScript."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("group", "window"):
+            data[name]["noun"] = getattr(self, name).noun
+        return data
+
+
+def present(s: Session) -> SessionView:
+    """The one view of a session."""
+    lk = LOOKS[s.state]
+    name = s.title or s.project or s.id[:8]
+    facts = session_facts.row_facts(_facts_input(s, name))
+    ctx = facts["context"]
+    percent = ctx["percent"] if ctx else None
+    pane = s.tmux.pane if s.tmux and s.tmux.pane else ""
+    kind, prefix, text = _detail(s, lk)
+    error = s.error or ""
+    group, window = _place(s)
+    return SessionView(
+        id=s.id,
+        state=s.state.value,
+        label=lk.label,
+        glyph=lk.glyph,
+        colour=lk.colour,
+        urgency=lk.urgency,
+        icon=lk.icon,
+        attention=lk.attention,
+        actions=tuple(sorted(lk.actions)),
+        ended=s.ended,
+        name=name,
+        folder=s.cwd or "",
+        pane=pane,
+        where=f"{name} · {pane}" if pane else name,
+        since=s.state_since,
+        updated_at=s.updated_at,
+        detail_kind=kind,
+        detail_prefix=prefix,
+        detail=text,
+        error=error,
+        reason=_reason(s, error, prefix, text, lk),
+        headline=f"{lk.label}: {name} · {pane}" if pane else f"{lk.label}: {name}",
+        mode=facts["mode"] or "",
+        permission_mode=s.permission_mode or "",
+        bypass=facts["bypass"],
+        context_percent=percent,
+        context_band=ctx["band"] if ctx else "",
+        context_text=facts["context_text"],
+        context_title=(
+            f"{ctx['tokens']} of {ctx['window']} tokens in context ({ctx['band']})"
+            if ctx and percent is not None
+            else ""
+        ),
+        cost=facts["cost"],
+        retrying=facts["retrying"],
+        tasks=facts["review"] if facts["review"] and facts["tasks"] else facts["tasks"],
+        facts=session_facts.facts_line(_facts_input(s, name)),
+        group=group,
+        window=window,
+        order=(
+            f"{KIND_ORDER[group.kind]}\x00{group.label}\x00{group.key}",
+            _natural(window.label),
+            _row_order(pane, s.id),
+        ),
+    )
+
+
+def session_json(s: Session) -> dict[str, Any]:
+    """A session as the API and the feed send it: its fields and its `view`."""
+    return {**s.to_json(), "view": present(s).to_json()}
+
+
+def _facts_input(s: Session, name: str) -> dict[str, Any]:
+    """The session's facts in the shape session_facts.row_facts reads (its JSON's keys)."""
+    return {
+        "id": s.id,
+        "state": s.state.value,
+        "name": name,
+        "permission_mode": s.permission_mode,
+        "context": session_facts.context(s.context_tokens, s.model, s.long_context, s.compacting),
+        "cost_usd": s.cost_usd,
+        "retries": s.retries,
+        "background_tasks": s.background_tasks,
+        "error_kind": s.error_kind,
+    }
+
+
+def _reason(s: Session, error: str, prefix: str, text: str, lk: Look) -> str:
+    """The row's line as one sentence, or the failure (and why, from StopFailure's kind)."""
+    if error:
+        why = session_facts.failure_reason(s.error_kind)
+        return f"{FAILED} ({why}): {error}" if why else f"{FAILED}: {error}"
+    if prefix:
+        return f"{prefix} {text}" if text == lk.note else f"{prefix}: {text}"
+    if s.state is State.REVIEW and session_facts.running_tasks(s.background_tasks):
+        # "finished · 1 task still running": the turn is over, its work is not.
+        head = session_facts.review_text(s.background_tasks)
+        return f"{head} — {text}" if text and text != lk.note else head
+    return text
+
+
+def _detail(s: Session, lk: Look) -> tuple[str, str, str]:
+    """(kind, prefix, text) of the row's second line: what it waits for, runs, or said."""
+    if s.state is State.NEEDS_INPUT:
+        return "waiting", WAITING, s.waiting_for or lk.note
+    if s.state is State.BUSY:
+        if s.compacting:
+            return "note", "", COMPACTING
+        return ("tool", RUNNING, s.current_tool) if s.current_tool else ("note", "", lk.note)
+    if s.state is State.UNKNOWN:
+        return "note", "", lk.note
+    if s.snippet and s.snippet != s.error:  # a failed turn's snippet is the error itself
+        return "snippet", "", s.snippet
+    if lk.note and not s.error:
+        return "snippet", "", lk.note
+    return "", "", ""
+
+
+def _place(s: Session) -> tuple[Place, Place]:
+    """The sidebar section (tmux session, tmux server, or project) and window of a session."""
+    tmux = s.tmux
+    if tmux and tmux.pane:
+        socket = tmux.socket or ""
+        if tmux.session is not None:
+            key = f"tmux:{socket}:{tmux.session}"
+            known = tmux.window is not None
+            window = Place(
+                f"{key}:{tmux.window if known else ''}",
+                "window",
+                f"window {tmux.window}" if known else "",
+                "",
+            )
+            return Place(key, "tmux", tmux.session, socket), window
+        key = f"socket:{socket}"
+        name = socket.rstrip("/").rsplit("/", 1)[-1] or "tmux"
+        return Place(key, "socket", name, socket), Place(f"{key}:", "window", "", "")
+    project = s.project or ""
+    key = f"project:{project}"
+    return (
+        Place(key, "project", project or "no folder", s.cwd or ""),
+        Place(f"{key}:", "window", "", ""),
+    )
+
+
+def _natural(text: str) -> str:
+    """Numbers sort as numbers ("window 10" after "window 9"); text after numbers."""
+    match = re.search(r"\d+", text)
+    return f"0{int(match.group()):020d}\x00{text}" if match else f"1{text}"
+
+
+def _row_order(pane: str, sid: str) -> str:
+    """Panes in tmux's creation order (%2 before %10), then anything else by name."""
+    match = re.fullmatch(r"%(\d+)", pane)
+    return f"0{int(match.group(1)):020d}\x00{sid}" if match else f"1{pane}\x00{sid}"

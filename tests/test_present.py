@@ -1,0 +1,107 @@
+"""The one view of a session (purplemux/present.py) and the surfaces that render it."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from purplemux import present as pr
+from purplemux.cli import render_table
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.notify.message import push_payload
+from purplemux.present import LOOKS, present, session_json
+from purplemux.server.page import group_sessions, render_dashboard
+from purplemux.tmux_status import badge, count
+
+
+def test_every_state_has_one_look_with_distinct_words_glyphs_and_order() -> None:
+    assert set(LOOKS) == set(State)
+    for field in ("label", "glyph", "order"):
+        assert len({getattr(look, field) for look in LOOKS.values()}) == len(State)
+    assert [s for s in State if LOOKS[s].attention] == [State.NEEDS_INPUT, State.REVIEW]
+    assert [s for s in State if pr.DISMISS in LOOKS[s].actions] == [State.REVIEW]
+
+
+def test_what_a_row_says_for_each_state() -> None:
+    def said(**fields: object) -> tuple[str, str, str, str]:
+        v = present(Session(id="s", **fields))  # type: ignore[arg-type]
+        return v.detail_kind, v.detail_prefix, v.detail, v.reason
+
+    assert said(state=State.NEEDS_INPUT, waiting_for="Bash: ls") == (
+        "waiting",
+        "Waiting for",
+        "Bash: ls",
+        "Waiting for: Bash: ls",
+    )
+    assert said(state=State.NEEDS_INPUT)[3] == "Waiting for your input"
+    assert said(state=State.BUSY, current_tool="Read") == (
+        "tool",
+        "Running",
+        "Read",
+        "Running: Read",
+    )
+    assert said(state=State.BUSY)[2] == "Working…"
+    assert said(state=State.BUSY, compacting=True)[2] == "Compacting the conversation…"
+    assert said(state=State.REVIEW)[2] == "Finished; ready for review."
+    assert said(state=State.REVIEW, snippet="Done.")[2] == "Done."
+    assert said(state=State.REVIEW, snippet="boom", error="boom") == ("", "", "", "Failed: boom")
+    assert said(state=State.IDLE) == ("", "", "", "")
+
+
+def test_places_and_their_order() -> None:
+    loc = TmuxLocation(socket="/tmp/tmux-1/default", pane="%1", session="dev", window="2")
+    sessions = [
+        Session(id="a", cwd="/p", tmux=loc),
+        Session(id="b", cwd="/p", tmux=dataclasses.replace(loc, pane="%10")),
+        Session(id="c", cwd="/p", tmux=dataclasses.replace(loc, pane="%9", window="10")),
+        Session(id="d", cwd="/q", tmux=dataclasses.replace(loc, session="api", window=None)),
+        Session(id="e", cwd="/q", tmux=dataclasses.replace(loc, session=None, window=None)),
+        Session(id="f", cwd="/q", tmux=TmuxLocation(pane="%3")),
+        Session(id="g", cwd="/w/zeta"),
+        Session(id="h"),
+        Session(id="i", cwd="/w/alpha"),
+    ]
+    groups = group_sessions(present(s) for s in reversed(sessions))
+    assert [(g.place.kind, g.place.label) for g in groups] == [
+        ("tmux", "api"),
+        ("tmux", "dev"),
+        ("socket", "default"),
+        ("socket", "tmux"),
+        ("project", "alpha"),
+        ("project", "no folder"),
+        ("project", "zeta"),
+    ]
+    dev = groups[1]
+    assert [w.place.label for w in dev.windows] == ["window 2", "window 10"]
+    assert [[v.id for v in w.sessions] for w in dev.windows] == [["a", "b"], ["c"]]
+    assert groups[1].place.noun == "tmux session" and groups[2].place.noun == "tmux server"
+
+
+def test_one_label_changed_in_the_table_changes_every_surface(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    words = "ready to read"
+    monkeypatch.setitem(LOOKS, State.REVIEW, dataclasses.replace(LOOKS[State.REVIEW], label=words))
+    now = time.time()
+    s = Session(
+        id="r1", state=State.REVIEW, state_since=now - 5, cwd="/w/shop", tmux=TmuxLocation("%4")
+    )
+    assert present(s).label == words
+    page = render_dashboard([s], now)
+    assert f'data-slot="label">{words}</span>' in page  # the row's badge
+    assert f'<span class="recent-state">{words}</span>' in page  # the recent list
+    assert f"</span> {words}</li>" in page  # the counts
+    table = render_table([session_json(s)], now, colour=False)
+    assert table.splitlines()[1].startswith(words)
+    assert push_payload(s)["title"] == f"{words}: shop · %4"
+
+
+def test_tmux_badge_uses_the_glyphs_and_colours_of_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(LOOKS, State.REVIEW, dataclasses.replace(LOOKS[State.REVIEW], glyph="R"))
+    counts = count([{"state": "review"}, {"state": "needs-input"}])
+    assert badge(counts) == "⚠1 R1"
+    assert badge(counts, tmux_colours=True) == "#[fg=yellow]⚠1#[default] #[fg=magenta]R1#[default]"
