@@ -27,6 +27,8 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    notify_context: bool = False
+    """PURPLEMUX_NOTIFY_CONTEXT=1: push when a session's context enters the critical band."""
     context_window: int | None = None
     """PURPLEMUX_CONTEXT_WINDOW: one context window (tokens) for every model, over the table."""
 
@@ -82,6 +84,7 @@ class Settings:
             push_cooldown=_float(
                 env.get("PURPLEMUX_PUSH_COOLDOWN"), 0.0, "PURPLEMUX_PUSH_COOLDOWN"
             ),
+            notify_context=env.get("PURPLEMUX_NOTIFY_CONTEXT", "") in ("1", "true", "yes"),
             context_window=_window(env.get("PURPLEMUX_CONTEXT_WINDOW")),
         )
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})

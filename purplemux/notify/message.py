@@ -23,6 +23,19 @@ def push_payload(session: Session) -> dict[str, Any]:
     }
 
 
+def context_payload(session: Session) -> dict[str, Any]:
+    """The push for a session whose context has entered the critical band (opt-in)."""
+    v = present(session)
+    return {
+        "title": f"context {v.context_band}: {v.where}",
+        "body": shorten(f"{v.context_text} — {v.context_title}; compaction is near"),
+        "tag": f"purplemux-{session.id}-context",
+        "session_id": session.id,
+        "state": session.state.value,
+        "url": f"/#session-{session.id}",
+    }
+
+
 def urgency_for(state: State) -> str:
     """The Web Push `Urgency`: a waiting dialog wakes a phone, a finished turn need not."""
     return "high" if state is State.NEEDS_INPUT else "normal"

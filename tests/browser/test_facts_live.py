@@ -61,7 +61,9 @@ def test_mode_context_cost_and_tasks_update_live(
     dashboard.evaluate("window.__sameDocument = true")
 
     # Bypass mode: the tag says so and the row is marked.
-    hook(daemon, sid, "UserPromptSubmit", prompt="go", permission_mode="bypassPermissions", **common)
+    hook(
+        daemon, sid, "UserPromptSubmit", prompt="go", permission_mode="bypassPermissions", **common
+    )
     expect(r.locator('[data-slot="mode"]')).to_have_text("BYPASS")
     expect(r.locator('[data-slot="mode"]')).to_have_attribute("data-bypass", "")
 
@@ -79,7 +81,9 @@ def test_mode_context_cost_and_tasks_update_live(
 
     # The turn ends with a shell still running: the review row says so.
     task = {"id": "b1", "type": "shell", "status": "running", "description": "sleep 30"}
-    hook(daemon, sid, "Stop", last_assistant_message="Started it.", background_tasks=[task], **common)
+    hook(
+        daemon, sid, "Stop", last_assistant_message="Started it.", background_tasks=[task], **common
+    )
     expect(r).to_have_attribute("data-state", "review")
     expect(r.locator('[data-slot="tasks"]')).to_have_text("finished · 1 task still running")
 
