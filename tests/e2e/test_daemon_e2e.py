@@ -41,11 +41,12 @@ from .harness import (
     record_timing,
     wait_until,
 )
-from .versions import OLDEST
+from .versions import OLDEST, Profile
 
-# The scenarios below drive 2.1.197's classic flow (a `touch` asks, `sleep` runs); 2.1.332's
-# flow is in test_current_release_e2e.py.
-pytestmark = [pytest.mark.e2e, pytest.mark.claude_versions(OLDEST)]
+# Every test here runs on each release of .ci/claude-versions, except the one marked for
+# 2.1.197's classic flow (`sleep` runs unasked there; 2.1.332's flow is in
+# test_current_release_e2e.py). The profile gives each release's arguments, key guard and sleep.
+pytestmark = pytest.mark.e2e
 
 NO_STATE_HOOKS = ("MessageDisplay", "PostToolBatch")
 """Hooks that carry no state (registered since 2.1.332 fires them): left out of hook orders."""
@@ -293,16 +294,19 @@ def wait_found(feed: FeedRecorder, sid: str, claude: TmuxClaude) -> dict[str, An
 # Scenarios 1-9: one Claude, one action after the other
 
 
+@pytest.mark.claude_versions(OLDEST)
 def test_one_session_through_its_life(
     purplemux_daemon: Daemon,
     start_claude: StartClaude,
     claude_home: ClaudeHome,
     connect_feed: Callable[[Daemon], FeedRecorder],
+    claude_profile: Profile,
 ) -> None:
     daemon = purplemux_daemon
     assert daemon.claude_dir == claude_home.config_dir
     feed = connect_feed(daemon)
-    claude = start_claude()
+    # The classic permission dialog (2.1.332 starts in auto mode unless told otherwise).
+    claude = start_claude(args=claude_profile.manual_args)
     sid = session_id_of(claude)
 
     # 1. Start: the session appears idle, with Claude's pane and pid, alive.
@@ -344,6 +348,7 @@ def test_one_session_through_its_life(
     assert named.wall < notification["at"], "the command was named only with the Notification"
     assert needs.wall < notification["at"], "needs-input came only with the Notification hook"
     assert feed.states(sid, mark) == ["busy", "needs-input"]
+    time.sleep(claude_profile.dialog_guard)  # 2.1.332's dialog ignores keys for about 1 s
     approve = press(claude, "Enter")
     done = feed.wait_state(sid, "review", since=needs.index, timeout=FEED_TIMEOUT)
     wait_file_idle(daemon, sid, approve.wall)
@@ -372,16 +377,18 @@ def test_one_session_through_its_life(
 
     # 4. Approve a tool that runs 3 s: busy on approval (the session file), before PostToolUse.
     mark = feed.mark()
-    sent = submit(claude, "RUN:touch y && sleep 3")
+    run_y = f"touch y && {claude_profile.sleep_command(3)}"  # plain `sleep` refused on 2.1.332
+    sent = submit(claude, f"RUN:{run_y}")
     on_screen = screen_shows(claude, PERMISSION_QUESTION)
     needs = feed.wait_state(sid, "needs-input", since=mark, timeout=FEED_TIMEOUT)
     measured("dialog_to_needs_input", needs.mono - on_screen.mono)
     feed.wait(
         sid,
-        lambda s: "touch y && sleep 3" in (s.get("waiting_for") or ""),
+        lambda s: run_y in (s.get("waiting_for") or ""),
         since=needs.index,
         what="needs-input naming the command",
     )
+    time.sleep(claude_profile.dialog_guard)  # 2.1.332's dialog ignores keys for about 1 s
     approve = press(claude, "Enter")
     busy = feed.wait_state(sid, "busy", since=needs.index, timeout=FEED_TIMEOUT)
     measured("approval_to_busy", busy.mono - approve.mono)
@@ -400,7 +407,7 @@ def test_one_session_through_its_life(
     # 5. Esc while a tool runs: no hook fires; the transcript marker and the session file
     #    bring the session back to idle.
     mark = feed.mark()
-    esc_turn = submit(claude, "RUN:sleep 30")
+    esc_turn = submit(claude, f"RUN:{claude_profile.sleep_command(30)}")
     wait_hook(daemon, sid, "PreToolUse", esc_turn.wall)
     claude.wait_screen("Running…")
     busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
