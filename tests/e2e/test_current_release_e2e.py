@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.daemon import Daemon
+from tests.support import Daemon
 
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import BACKGROUND_DESCRIPTION, PLAIN_ANSWER
