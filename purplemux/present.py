@@ -139,7 +139,10 @@ class SessionView:
     reason: str
     """Why it wants the user, in one line (the recent list, a notification's body)."""
     headline: str
-    """A notification's title: the state's words and where the session is."""
+    """A notification's title, `name · what is needed: detail` ("api-server · needs your
+    approval: Bash rm -rf build", "api-server · finished · 1 task still running")."""
+    notice: str
+    """A notification's body: the answer's first words (review), else where the session is."""
     mode: str
     """The permission mode's short tag ("auto", "manual", "BYPASS"), or ""."""
     permission_mode: str
@@ -176,7 +179,7 @@ class SessionView:
 def present(s: Session) -> SessionView:
     """The one view of a session."""
     lk = LOOKS[s.state]
-    name = s.title or s.project or s.id[:8]
+    name = session_facts.display_name(s.title, s.project, s.id)
     facts = session_facts.row_facts(_facts_input(s, name))
     ctx = facts["context"]
     percent = ctx["percent"] if ctx else None
@@ -206,7 +209,8 @@ def present(s: Session) -> SessionView:
         detail=text,
         error=error,
         reason=_reason(s, error, prefix, text, lk),
-        headline=f"{lk.label}: {name} · {pane}" if pane else f"{lk.label}: {name}",
+        headline=_headline(s, name, lk),
+        notice=_notice(s, pane, group),
         mode=facts["mode"] or "",
         permission_mode=s.permission_mode or "",
         bypass=facts["bypass"],
@@ -264,6 +268,59 @@ def _reason(s: Session, error: str, prefix: str, text: str, lk: Look) -> str:
         head = session_facts.review_text(s.background_tasks)
         return f"{head} — {text}" if text and text != lk.note else head
     return text
+
+
+QUESTION_TOOL = "AskUserQuestion"
+NEEDS: Mapping[str, str] = {
+    "approval": "needs your approval",
+    "answer": "needs your answer",
+    "choice": "needs your choice",
+    "input": "needs your input",
+}
+GENERIC_WAITS: Mapping[str, str] = {
+    # What the session file alone says (2.1.332): the need, with nothing more particular.
+    "permission prompt": "approval",
+    session_facts.WAITING_FOR["input needed"]: "answer",
+    session_facts.WAITING_FOR["dialog open"]: "choice",
+}
+
+
+def _need(s: Session) -> tuple[str, str]:
+    """What a waiting session needs ("approval", "answer", "choice", "input") and of what."""
+    waiting = " ".join((s.waiting_for or "").split())
+    if waiting in GENERIC_WAITS:
+        need = GENERIC_WAITS[waiting]
+        return need, "auto mode can't check this action" if need == "choice" else ""
+    tool = s.pending_tool.name if s.pending_tool else None
+    if tool == QUESTION_TOOL:
+        return "answer", waiting
+    if tool or (s.current_tool and waiting == s.current_tool):
+        # "Bash: rm -rf build" reads "Bash rm -rf build" after "needs your approval:".
+        head, sep, rest = waiting.partition(": ")
+        return "approval", f"{head} {rest}" if sep and " " not in head else waiting
+    return "input", waiting
+
+
+def _headline(s: Session, name: str, lk: Look) -> str:
+    """`name · what is needed: detail`: what a notification says first."""
+    if s.state is State.NEEDS_INPUT:
+        need, detail = _need(s)
+        return f"{name} · {NEEDS[need]}: {detail}" if detail else f"{name} · {NEEDS[need]}"
+    if s.state is State.REVIEW:
+        if s.error:
+            why = session_facts.failure_reason(s.error_kind)
+            return f"{name} · failed ({why}): {s.error}" if why else f"{name} · failed: {s.error}"
+        return f"{name} · {session_facts.review_text(s.background_tasks)}"
+    return f"{name} · {lk.label}"
+
+
+def _notice(s: Session, pane: str, group: Place) -> str:
+    """A notification's body: the answer's first words on a review, else the session's place."""
+    if s.state is State.REVIEW and s.snippet and s.snippet != s.error:
+        return s.snippet
+    where = [f"{group.noun} {group.label}" if group.kind == "tmux" else ""]
+    where += [f"pane {pane}" if pane else "", s.cwd or ""]
+    return " · ".join(w for w in where if w)
 
 
 def _detail(s: Session, lk: Look) -> tuple[str, str, str]:

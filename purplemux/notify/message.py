@@ -9,6 +9,8 @@ from purplemux.present import present
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
+TITLE_LIMIT = 120
+"""Longest title: the need and its detail stay on it, a long command is cut."""
 
 
 def push_payload(session: Session) -> dict[str, Any]:
@@ -42,13 +44,13 @@ def urgency_for(state: State) -> str:
 
 
 def title(session: Session) -> str:
-    """The state's words and where: `needs input: project · pane`."""
-    return present(session).headline
+    """`name · what is needed: detail` ("api-server · needs your approval: Bash rm -rf build")."""
+    return shorten(_clean(present(session).headline), TITLE_LIMIT)
 
 
 def body(session: Session) -> str:
-    """What the session wants: the pending question or command, or the answer's first words."""
-    return shorten(_clean(present(session).reason))
+    """The answer's first words on a review, else where the session is (tmux, pane, folder)."""
+    return shorten(_clean(present(session).notice))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

@@ -99,7 +99,7 @@ async def processes(rt: Runtime) -> None:
             started = time.monotonic()
             wake.clear()  # before the poll: a session that shows up during it is looked for next
             for event in await poller.poll(_known(rt)):
-                rt.engine.post(event)
+                rt.engine.post(_with_transcript(rt, event))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), rt.settings.poll_interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
