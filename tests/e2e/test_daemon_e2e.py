@@ -150,8 +150,14 @@ def _squash(text: str) -> str:
 
 
 def submit(claude: TmuxClaude, text: str, timeout: float = 30.0) -> Stamp:
-    """Type ``text``, wait until it is in the input box, press Enter; return when the Enter
-    that submitted it was pressed (as TmuxClaude.send_text, which does not tell)."""
+    """Type ``text``, wait until it is in the input box, press Enter; return when the first
+    Enter was pressed (as TmuxClaude.send_text, which does not tell).
+
+    Enter is pressed again when the text still sits in the box 2 s later (an Enter taken in
+    with a paste is lost). On a loaded machine Claude may take that long to redraw after an
+    Enter it did take: the first press then submitted the text, and its UserPromptSubmit hook
+    started before the second. The first press is the one time no hook of this prompt precedes,
+    so `since` filters keep them; a latency from it can only come out longer, never shorter."""
     claude.type_text(text)
     needle = _squash(text)[-40:]
 
@@ -161,12 +167,14 @@ def submit(claude: TmuxClaude, text: str, timeout: float = 30.0) -> Stamp:
 
     wait_until(in_box, timeout, describe=lambda: f"{text!r} in the input box:\n{claude.screen()}")
     deadline = time.monotonic() + timeout
+    first: Stamp | None = None
     while True:
         pressed = Stamp.now()
+        first = first or pressed
         claude.press("Enter")
         try:
             wait_until(lambda: not in_box() or claude.pane_dead(), timeout=2.0)
-            return pressed
+            return first
         except TimeoutError:
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"Enter did not submit {text!r}:\n{claude.screen()}") from None

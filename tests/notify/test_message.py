@@ -37,7 +37,9 @@ def test_needs_input_says_name_what_is_needed_and_the_command() -> None:
     }
     assert urgency_for(s.state) == "high"
     # Claude's own name wins over the folder.
-    assert title(replace(s, title="fix-the-build")).startswith("fix-the-build · needs your approval")
+    assert title(replace(s, title="fix-the-build")).startswith(
+        "fix-the-build · needs your approval"
+    )
 
 
 def test_needs_input_kinds() -> None:
