@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         metavar="FMT",
         help="instead of the badge, FMT with {needs_input} {review} {busy} {idle} {unknown} "
-        "{total} (counts) and {badge}",
+        "{total} (counts), {badge} and {needs_names} (names of the sessions that need you)",
     )
     tmux.add_argument(
         "--tmux-colours",
