@@ -32,6 +32,7 @@ from tests.support import Daemon
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
 from .harness import (
+    NO_STATE_HOOKS,
     PERMISSION_QUESTION,
     REPO_ROOT,
     ClaudeHome,
@@ -47,9 +48,6 @@ from .versions import OLDEST, Profile
 # 2.1.197's classic flow (`sleep` runs unasked there; 2.1.332's flow is in
 # test_current_release_e2e.py). The profile gives each release's arguments, key guard and sleep.
 pytestmark = pytest.mark.e2e
-
-NO_STATE_HOOKS = ("MessageDisplay", "PostToolBatch")
-"""Hooks that carry no state (registered since 2.1.332 fires them): left out of hook orders."""
 
 FEED_TIMEOUT = 15.0
 """A state must show on the feed within this long (a correctness bound, not a latency target)."""
