@@ -1,12 +1,16 @@
 #!/bin/sh
-# Install the pinned Claude Code CLI for the e2e test tier into a cache folder, once.
+# Install a pinned Claude Code CLI for the e2e test tier into a cache folder, once.
 # Prints the path of the claude binary on stdout (the only thing it prints there).
 #
 #   PURPLEMUX_E2E_CACHE   cache root (default: $HOME/.cache/purplemux-e2e)
-#   CLAUDE_CODE_VERSION   version to install (default: 2.1.197; the e2e facts were taken on it)
+#   CLAUDE_CODE_VERSION   version to install (default: the oldest in .ci/claude-versions)
+#
+# The e2e tier runs against every version listed in .ci/claude-versions;
+# scripts/install-test-deps.sh calls this script once per line.
 set -eu
 
-version="${CLAUDE_CODE_VERSION:-2.1.197}"
+versions_file="$(dirname "$0")/claude-versions"
+version="${CLAUDE_CODE_VERSION:-$(grep -v '^#' "$versions_file" | grep . | head -n 1)}"
 cache="${PURPLEMUX_E2E_CACHE:-$HOME/.cache/purplemux-e2e}"
 dest="$cache/claude-$version"
 pkg="$dest/node_modules/@anthropic-ai/claude-code"

@@ -24,6 +24,8 @@ spool=$home/spool
 deliver() {
 	id=$1 ts=$2 body=$3
 	pane=${TMUX_PANE-} tm=${TMUX-}
+	# A background session (claude --bg) may inherit another pane's variables: not its pane.
+	[ -z "${CLAUDE_JOB_DIR-}" ] || pane= tm=
 	# A header value must be one line: drop CR/LF (tr only runs in the rare case it is needed).
 	case $pane in *[[:cntrl:]]*) pane=$(printf '%s' "$pane" | tr -d '\r\n') ;; esac
 	case $tm in *[[:cntrl:]]*) tm=$(printf '%s' "$tm" | tr -d '\r\n') ;; esac

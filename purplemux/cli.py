@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         metavar="FMT",
         help="instead of the badge, FMT with {needs_input} {review} {busy} {idle} {unknown} "
-        "{total} (counts) and {badge}",
+        "{total} (counts), {badge} and {needs_names} (names of the sessions that need you)",
     )
     tmux.add_argument(
         "--tmux-colours",
@@ -250,10 +250,11 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
-    """The status table: state, project, pane, time in state, what it waits for / does / said."""
+    """The status table: state, name, pane, time in state, what it waits for / does / said, and
+    mode, context, cost and background tasks."""
     if not sessions:
         return "no sessions\n"
-    rows: list[tuple[str, ...]] = [("STATE", "PROJECT", "PANE", "FOR", "DETAIL", "ID")]
+    rows: list[tuple[str, ...]] = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
     colours = [""]
     for s in sessions:
         v = s["view"]  # what purplemux.present decided a person reads about it
@@ -266,6 +267,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
                 clean(v["reason"])[:60],
+                clean(v["facts"] or "-"),
                 clean(s["id"])[:8],
             )
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from purplemux.model import TmuxLocation, Tokens
+from purplemux.model import BackgroundTask, TmuxLocation, Tokens
 
 
 class Kind(StrEnum):
@@ -44,8 +44,9 @@ class Kind(StrEnum):
     RESTART = "restart"  # the daemon started again with this session loaded
     TICK = "tick"  # a timer the reducer asked for has come due
     TRANSCRIPT = "transcript"  # facts read from a transcript: snippet, tokens, model, tool
+    SUBAGENT = "subagent"  # SubagentStart / SubagentStop: counts running agents only
     SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
-    OTHER = "other"  # any other hook (SubagentStop, ...): logged, no state change
+    OTHER = "other"  # any other hook (PostToolBatch, MessageDisplay, ...): no state change
     ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
 
 
@@ -73,6 +74,7 @@ class Event:
     cwd: str | None = None
     transcript_path: str | None = None
     tmux: TmuxLocation | None = None
+    permission_mode: str | None = None
 
     @property
     def label(self) -> str:
@@ -86,6 +88,8 @@ class Event:
             value = getattr(self, f.name)
             if isinstance(value, TmuxLocation | Tokens):
                 value = {g.name: getattr(value, g.name) for g in fields(value)}
+            elif isinstance(value, tuple):
+                value = [{g.name: getattr(t, g.name) for g in fields(t)} for t in value]
             out[f.name] = value
         out["name"] = self.label
         return out
@@ -102,6 +106,8 @@ class SessionStart(Event):
 class Prompt(Event):
     kind: ClassVar[Kind] = Kind.PROMPT
     prompt: str = ""
+    task_done: str | None = None
+    """The background task whose end woke Claude (a `<task-notification>` turn), if any."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,12 +157,16 @@ class ToolEnd(Event):
     tool_use_id: str | None = None
     digest: str = ""
     failed: bool = False
+    background_task_id: str | None = None
+    background_description: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Stop(Event):
     kind: ClassVar[Kind] = Kind.STOP
     last_message: str | None = None
+    background_tasks: tuple[BackgroundTask, ...] | None = None
+    """Stop's `background_tasks` (None: the payload had none, e.g. a transcript's Stop)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -164,6 +174,7 @@ class StopFailure(Event):
     kind: ClassVar[Kind] = Kind.STOP_FAILURE
     error: str = "error"
     last_message: str | None = None
+    error_kind: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -185,12 +196,16 @@ class CompactEnd(Event):
 class StatusBusy(Event):
     kind: ClassVar[Kind] = Kind.STATUS_BUSY
     pid: int | None = None
+    title: str | None = None
+    title_at: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StatusWaiting(Event):
     kind: ClassVar[Kind] = Kind.STATUS_WAITING
     pid: int | None = None
+    title: str | None = None
+    title_at: float | None = None
     waiting_for: str | None = None
 
 
@@ -198,6 +213,10 @@ class StatusWaiting(Event):
 class StatusIdle(Event):
     kind: ClassVar[Kind] = Kind.STATUS_IDLE
     pid: int | None = None
+    title: str | None = None
+    title_at: float | None = None
+    shell: bool = False
+    """The file says `shell` (2.1.332): the turn is over, a background shell still runs."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -242,6 +261,21 @@ class TranscriptFacts(Event):
     tokens: Tokens | None = None
     model: str | None = None
     current_tool: str | None = None
+    context_tokens: int | None = None
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    retries: int | None = None
+    title: str | None = None
+    compacted: bool = False
+    """A compact boundary was read: the context size is unknown until the next reply."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Subagent(Event):
+    kind: ClassVar[Kind] = Kind.SUBAGENT
+    agent_id: str = ""
+    agent_type: str | None = None
+    started: bool = True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -298,6 +332,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Restart,
         Tick,
         TranscriptFacts,
+        Subagent,
         Superseded,
         Other,
         Answer,
@@ -315,6 +350,8 @@ def event_from_json(data: dict[str, Any]) -> Event:
         kwargs["tmux"] = TmuxLocation(**kwargs["tmux"])
     if kwargs.get("tokens"):
         kwargs["tokens"] = Tokens(**kwargs["tokens"])
+    if kwargs.get("background_tasks") is not None:
+        kwargs["background_tasks"] = tuple(BackgroundTask(**t) for t in kwargs["background_tasks"])
     if "source" in kwargs:
         kwargs["source"] = Source(kwargs["source"])
     return cls(**kwargs)
@@ -344,6 +381,15 @@ TEXT_CAPS: dict[str, int] = {
     "prompt_kind": 20,
     "option": 300,
     "text": 2000,
+    "permission_mode": 40,
+    "task_done": 200,
+    "background_task_id": 200,
+    "background_description": 300,
+    "error_kind": 100,
+    "title": 200,
+    "cost_source": 20,
+    "agent_id": 200,
+    "agent_type": 100,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

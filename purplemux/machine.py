@@ -26,13 +26,24 @@ from typing import Any, TypeAlias
 
 from purplemux import events as ev
 from purplemux.events import Event, Kind
-from purplemux.model import ATTENTION_STATES, LastEvent, PendingTool, Session, State
+from purplemux.model import (
+    ATTENTION_STATES,
+    BackgroundTask,
+    LastEvent,
+    PendingTool,
+    Session,
+    State,
+)
+from purplemux.session_facts import FILE_WAITING
 
 IDLE_GRACE = 0.35
 """Seconds a session file's `idle` waits for a Stop hook before it counts as idle."""
 
 RECENT_TOOLS = 8
 """How many recent PreToolUse calls are remembered to pair a PermissionRequest with its id."""
+
+MAX_TASKS = 32
+"""Background tasks kept per session (a runaway loop must not grow the record without end)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +178,9 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
         unknown=go(IDLE, "idle_grace_elapsed"),
     ),
     Kind.TRANSCRIPT: _row(stay("fills snippet, tokens, model, current tool only")),
+    Kind.SUBAGENT: _row(stay("counts running agents only")),
     Kind.SUPERSEDED: _row(stay("retires an ended session's row only")),
-    Kind.OTHER: _row(stay("logged, no state meaning")),
+    Kind.OTHER: _row(stay("logged, no state meaning (PostToolBatch, MessageDisplay after Stop)")),
     # What answered the prompt is Claude's next hook (PostToolUse, Stop) or its session file.
     Kind.ANSWER: _row(stay("audit only")),
 }
@@ -227,19 +239,36 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
         changes["transcript_path"] = e.transcript_path
     if e.tmux and e.tmux != s.tmux:
         # A hook knows only the pane id; keep what the poller learnt about the same pane.
-        if s.tmux and s.tmux.pane == e.tmux.pane and e.tmux.session is None:
+        # The session file's `tmux` (2.1.332) names the pane and the tmux session, not the
+        # server: it places a session nobody placed yet, and never undoes the poller's finding.
+        from_file = e.source is ev.Source.SESSION_FILE
+        if s.tmux and s.tmux.pane == e.tmux.pane and (e.tmux.session is None or from_file):
             pass
         else:
             changes["tmux"] = e.tmux
+    if e.permission_mode and e.permission_mode != s.permission_mode:
+        changes["permission_mode"] = e.permission_mode
     match e:
         case ev.SessionStart():
-            changes.update(ended=False, compacting=False, error=None)
+            changes.update(ended=False, compacting=False, error=None, error_kind=None, retries=0)
             if e.model:
                 changes["model"] = e.model
+                if e.model.lower().endswith("[1m]"):
+                    changes["long_context"] = True
         case ev.Prompt():
             changes.update(
-                ended=False, compacting=False, error=None, current_tool=None, pending_tool=None
+                ended=False,
+                compacting=False,
+                error=None,
+                error_kind=None,
+                retries=0,
+                current_tool=None,
+                pending_tool=None,
             )
+            if e.task_done:
+                changes["background_tasks"] = tuple(
+                    t for t in s.background_tasks if t.id != e.task_done
+                )
         case ev.ToolStart():
             call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
             changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
@@ -267,15 +296,25 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
             changes["recent_tools"] = tuple(
                 t for t in s.recent_tools if not (t.tool_use_id and t.tool_use_id == e.tool_use_id)
             )
+            if e.background_task_id:
+                task = BackgroundTask(e.background_task_id, "shell", e.background_description)
+                changes["background_tasks"] = _with_task(s.background_tasks, task)
         case ev.Superseded():
             if s.ended:
                 changes["superseded"] = True
         case ev.Stop():
-            changes.update(current_tool=None)
+            changes.update(current_tool=None, retries=0)
             if e.last_message:
                 changes["snippet"] = e.last_message[:200]
+            if e.background_tasks is not None:
+                # Stop lists what still runs: shells it lists replace ours, agents stay ours.
+                agents = tuple(t for t in s.background_tasks if t.type == "agent")
+                listed = tuple(t for t in e.background_tasks if t.status == "running")
+                changes["background_tasks"] = (*listed, *agents)[-MAX_TASKS:]
         case ev.StopFailure():
-            changes.update(current_tool=None, error=e.error)
+            changes.update(current_tool=None, error=e.error, retries=0)
+            if e.error_kind:
+                changes["error_kind"] = e.error_kind
             if e.last_message:
                 changes["snippet"] = e.last_message[:200]
         case ev.CompactStart():
@@ -283,10 +322,36 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
         case ev.CompactEnd():
             changes["compacting"] = False
         case ev.StatusWaiting():
-            if e.waiting_for and not s.waiting_for:
-                changes["waiting_for"] = e.waiting_for
+            if e.waiting_for and (not s.waiting_for or s.waiting_for in FILE_WAITING):
+                waiting = e.waiting_for
+                if waiting == "permission prompt" and s.current_tool:
+                    # 2.1.332's auto-mode approval fires no PermissionRequest: name the tool
+                    # PreToolUse announced.
+                    waiting = s.current_tool
+                changes["waiting_for"] = waiting
+        case ev.StatusIdle():
+            if not e.shell and any(t.type == "shell" for t in s.background_tasks):
+                # The file left `shell`: no background shell runs any more.
+                changes["background_tasks"] = tuple(
+                    t for t in s.background_tasks if t.type != "shell"
+                )
+        case ev.Subagent():
+            if e.started and e.agent_id:
+                task = BackgroundTask(e.agent_id, "agent", e.agent_type or None)
+                changes["background_tasks"] = _with_task(s.background_tasks, task)
+            elif e.agent_id:
+                changes["background_tasks"] = tuple(
+                    t for t in s.background_tasks if t.id != e.agent_id
+                )
         case ev.SessionEnd() | ev.ProcessGone():
-            changes.update(ended=True, alive=False, current_tool=None, compacting=False)
+            changes.update(
+                ended=True,
+                alive=False,
+                current_tool=None,
+                compacting=False,
+                retries=0,
+                background_tasks=(),
+            )
         case ev.ProcessSeen():
             changes["alive"] = True
             if e.pid:
@@ -294,19 +359,41 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
             if e.tmux:
                 changes["tmux"] = e.tmux
         case ev.TranscriptFacts():
-            for name in ("snippet", "tokens", "model"):
+            for name in ("snippet", "tokens", "model", "cost_usd", "cost_source"):
                 value = getattr(e, name)
                 if value is not None:
                     changes[name] = value
+            if e.compacted:
+                changes["context_tokens"] = None
+            if e.context_tokens is not None:
+                changes["context_tokens"] = e.context_tokens
+            if e.retries is not None:
+                # Retries only mean something while a turn runs (2.1.332: busy, no hook).
+                busy = s.state in (State.BUSY, State.UNKNOWN)
+                changes["retries"] = e.retries if busy else 0
+            if e.title and e.at >= s.title_at:
+                changes.update(title=e.title, title_at=e.at)
             if e.current_tool is not None and s.state in (State.BUSY, State.UNKNOWN):
                 changes["current_tool"] = e.current_tool or None
         case _:
             pass
     if changes.get("ended") is False and s.superseded:
         changes["superseded"] = False  # the same session runs again (resumed)
-    if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle) and e.pid:
-        changes["pid"] = e.pid
+    if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle):
+        if e.pid:
+            changes["pid"] = e.pid
+        title_at = e.title_at if e.title_at is not None else e.at
+        if e.title and e.title != s.title and title_at >= s.title_at:
+            changes.update(title=e.title, title_at=title_at)
     return changes
+
+
+def _with_task(
+    tasks: tuple[BackgroundTask, ...], task: BackgroundTask
+) -> tuple[BackgroundTask, ...]:
+    """The tasks with `task` added, or replacing the one with its id."""
+    kept = tuple(t for t in tasks if t.id != task.id)
+    return (*kept, task)[-MAX_TASKS:]
 
 
 def _on_state_change(s: Session, old: State, at: float) -> Session:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from purplemux import session_facts
+
 
 class State(StrEnum):
     """The badge: what a session is doing."""
@@ -59,6 +61,16 @@ class PendingTool:
 
 
 @dataclass(frozen=True, slots=True)
+class BackgroundTask:
+    """Work that goes on after a turn: a background shell (Bash run_in_background) or an agent."""
+
+    id: str
+    type: str = "shell"
+    description: str | None = None
+    status: str = "running"
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     """One Claude Code session, keyed by Claude's session_id."""
 
@@ -81,6 +93,22 @@ class Session:
     compacting: bool = False
     error: str | None = None
     updated_at: float = 0.0
+    title: str | None = None
+    """Claude's own name (session file `name`, transcript custom-title / ai-title; newest wins)."""
+    title_at: float = 0.0
+    permission_mode: str | None = None
+    context_tokens: int | None = None
+    """Tokens in the context now: the newest main-chain reply's input + cache tokens."""
+    long_context: bool = False
+    """The session runs a 1M-context model variant (a "[1m]" model id was seen)."""
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    """"claude" (the transcript's cost-state) or "computed" (usage x the price table)."""
+    retries: int = 0
+    """How many times Claude has retried the current API call (busy, no hook says so)."""
+    error_kind: str | None = None
+    """StopFailure's `error` (server_error, authentication_failed, ...)."""
+    background_tasks: tuple[BackgroundTask, ...] = ()
     superseded: bool = False
     """Ended, and its tmux pane has moved on to another session (/clear): no longer listed."""
     # Reducer bookkeeping, not part of the public shape.
@@ -118,13 +146,28 @@ class Session:
             "compacting": self.compacting,
             "error": self.error,
             "updated_at": self.updated_at,
+            "name": session_facts.display_name(self.title, self.project, self.id),
+            "title": self.title,
+            "permission_mode": self.permission_mode,
+            "context": session_facts.context(
+                self.context_tokens, self.model, self.long_context, self.compacting
+            ),
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "cost_source": self.cost_source,
+            "retries": self.retries,
+            "error_kind": self.error_kind,
+            "background_tasks": [dataclasses.asdict(t) for t in self.background_tasks],
             "superseded": self.superseded,
         }
 
     def to_record(self) -> dict[str, Any]:
         """Everything, including bookkeeping, for the store."""
         data = self.to_json()
-        data.pop("project")
+        for derived in ("project", "name", "context"):
+            data.pop(derived)
+        data["title_at"] = self.title_at
+        data["context_tokens"] = self.context_tokens
+        data["long_context"] = self.long_context
         data["pending_tool"] = dataclasses.asdict(self.pending_tool) if self.pending_tool else None
         data["recent_tools"] = [dataclasses.asdict(t) for t in self.recent_tools]
         data["idle_armed_at"] = self.idle_armed_at
@@ -160,4 +203,14 @@ class Session:
             pending_tool=PendingTool(**pending) if pending else None,
             recent_tools=tuple(PendingTool(**t) for t in data.get("recent_tools") or ()),
             idle_armed_at=data.get("idle_armed_at"),
+            title=data.get("title"),
+            title_at=float(data.get("title_at") or 0.0),
+            permission_mode=data.get("permission_mode"),
+            context_tokens=data.get("context_tokens"),
+            long_context=bool(data.get("long_context")),
+            cost_usd=data.get("cost_usd"),
+            cost_source=data.get("cost_source"),
+            retries=int(data.get("retries") or 0),
+            error_kind=data.get("error_kind"),
+            background_tasks=tuple(BackgroundTask(**t) for t in data.get("background_tasks") or ()),
         )

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from purplemux import session_facts
 from purplemux.model import Session, State
 
 
@@ -162,7 +163,8 @@ class SessionView:
     actions: tuple[str, ...]
     ended: bool
     name: str
-    """The project, or the id's start when there is no folder."""
+    """Claude's own name for the session (session file, custom / AI title), else the project,
+    else the id's start."""
     folder: str
     pane: str
     where: str
@@ -178,7 +180,31 @@ class SessionView:
     reason: str
     """Why it wants the user, in one line (the recent list, a notification's body)."""
     headline: str
-    """A notification's title: the state's words and where the session is."""
+    """A notification's title, `name · what is needed: detail` ("api-server · needs your
+    approval: Bash rm -rf build", "api-server · finished · 1 task still running")."""
+    notice: str
+    """A notification's body: the answer's first words (review), else where the session is."""
+    mode: str
+    """The permission mode's short tag ("auto", "manual", "BYPASS"), or ""."""
+    permission_mode: str
+    bypass: bool
+    """Bypass mode: every tool runs unasked; the row marks it."""
+    context_percent: float | None
+    """How full the context is (the bar), or None before any reply."""
+    context_band: str
+    """healthy / warning / critical / compacting, or ""."""
+    context_text: str
+    """"ctx 75%"."""
+    context_title: str
+    """The bar's hover text: tokens of window."""
+    cost: str
+    """"$0.60", or "" before any cost is known."""
+    retrying: str
+    """"retrying (3)" while Claude retries a failing API call (busy only)."""
+    tasks: str
+    """"1 task still running", or on a review "finished · 1 task still running"."""
+    facts: str
+    """The facts in one line: "auto · ctx 75% · $0.60 · 1 task still running"."""
     group: Place
     window: Place
     order: tuple[str, str, str]
@@ -200,7 +226,10 @@ class SessionView:
 def present(s: Session, origin: Origin = LOCAL) -> SessionView:
     """The one view of a session (owned by `origin`'s host)."""
     lk = LOOKS[s.state]
-    name = s.project or s.id[:8]
+    name = session_facts.display_name(s.title, s.project, s.id)
+    facts = session_facts.row_facts(_facts_input(s, name))
+    ctx = facts["context"]
+    percent = ctx["percent"] if ctx else None
     pane = s.tmux.pane if s.tmux and s.tmux.pane else ""
     kind, prefix, text = _detail(s, lk)
     error = s.error or ""
@@ -237,9 +266,25 @@ def present(s: Session, origin: Origin = LOCAL) -> SessionView:
         detail_prefix=prefix,
         detail=text,
         error=error,
-        reason=_reason(error, prefix, text, lk),
-        headline=(f"{lk.label}: {name} · {pane}" if pane else f"{lk.label}: {name}")
+        reason=_reason(s, error, prefix, text, lk),
+        headline=_headline(s, name, lk)
         + (f" on {origin.host}" if origin.grouped and origin.host else ""),
+        notice=_notice(s, pane, group),
+        mode=facts["mode"] or "",
+        permission_mode=s.permission_mode or "",
+        bypass=facts["bypass"],
+        context_percent=percent,
+        context_band=ctx["band"] if ctx else "",
+        context_text=facts["context_text"],
+        context_title=(
+            f"{ctx['tokens']} of {ctx['window']} tokens in context ({ctx['band']})"
+            if ctx and percent is not None
+            else ""
+        ),
+        cost=facts["cost"],
+        retrying=facts["retrying"],
+        tasks=facts["review"] if facts["review"] and facts["tasks"] else facts["tasks"],
+        facts=session_facts.facts_line(_facts_input(s, name)),
         group=group,
         window=window,
         order=(
@@ -265,13 +310,87 @@ def session_json(s: Session, origin: Origin = LOCAL) -> dict[str, Any]:
     }
 
 
-def _reason(error: str, prefix: str, text: str, lk: Look) -> str:
-    """The row's line as one sentence, or the failure."""
+def _facts_input(s: Session, name: str) -> dict[str, Any]:
+    """The session's facts in the shape session_facts.row_facts reads (its JSON's keys)."""
+    return {
+        "id": s.id,
+        "state": s.state.value,
+        "name": name,
+        "permission_mode": s.permission_mode,
+        "context": session_facts.context(s.context_tokens, s.model, s.long_context, s.compacting),
+        "cost_usd": s.cost_usd,
+        "retries": s.retries,
+        "background_tasks": s.background_tasks,
+        "error_kind": s.error_kind,
+    }
+
+
+def _reason(s: Session, error: str, prefix: str, text: str, lk: Look) -> str:
+    """The row's line as one sentence, or the failure (and why, from StopFailure's kind)."""
     if error:
-        return f"{FAILED}: {error}"
+        why = session_facts.failure_reason(s.error_kind)
+        return f"{FAILED} ({why}): {error}" if why else f"{FAILED}: {error}"
     if prefix:
         return f"{prefix} {text}" if text == lk.note else f"{prefix}: {text}"
+    if s.state is State.REVIEW and session_facts.running_tasks(s.background_tasks):
+        # "finished · 1 task still running": the turn is over, its work is not.
+        head = session_facts.review_text(s.background_tasks)
+        return f"{head} — {text}" if text and text != lk.note else head
     return text
+
+
+QUESTION_TOOL = "AskUserQuestion"
+NEEDS: Mapping[str, str] = {
+    "approval": "needs your approval",
+    "answer": "needs your answer",
+    "choice": "needs your choice",
+    "input": "needs your input",
+}
+GENERIC_WAITS: Mapping[str, str] = {
+    # What the session file alone says (2.1.332): the need, with nothing more particular.
+    "permission prompt": "approval",
+    session_facts.WAITING_FOR["input needed"]: "answer",
+    session_facts.WAITING_FOR["dialog open"]: "choice",
+}
+
+
+def _need(s: Session) -> tuple[str, str]:
+    """What a waiting session needs ("approval", "answer", "choice", "input") and of what."""
+    waiting = " ".join((s.waiting_for or "").split())
+    if waiting in GENERIC_WAITS:
+        need = GENERIC_WAITS[waiting]
+        return need, "auto mode can't check this action" if need == "choice" else ""
+    tool = s.pending_tool.name if s.pending_tool else None
+    if tool == QUESTION_TOOL:
+        return "answer", waiting
+    if tool or (s.current_tool and waiting == s.current_tool):
+        # "Bash: rm -rf build" reads "Bash rm -rf build" after "needs your approval:".
+        head, sep, rest = waiting.partition(": ")
+        return "approval", f"{head} {rest}" if sep and " " not in head else waiting
+    return "input", waiting
+
+
+def _headline(s: Session, name: str, lk: Look) -> str:
+    """`name · what is needed: detail`: what a notification says first."""
+    if s.state is State.NEEDS_INPUT:
+        need, detail = _need(s)
+        return f"{name} · {NEEDS[need]}: {detail}" if detail else f"{name} · {NEEDS[need]}"
+    if s.state is State.REVIEW:
+        if s.error:
+            why = session_facts.failure_reason(s.error_kind)
+            return f"{name} · failed ({why}): {s.error}" if why else f"{name} · failed: {s.error}"
+        # The state's own word from the table, then what the turn left (tasks still running).
+        return f"{name} · {lk.label}: {session_facts.review_text(s.background_tasks)}"
+    return f"{name} · {lk.label}"
+
+
+def _notice(s: Session, pane: str, group: Place) -> str:
+    """A notification's body: the answer's first words on a review, else the session's place."""
+    if s.state is State.REVIEW and s.snippet and s.snippet != s.error:
+        return s.snippet
+    where = [f"{group.noun} {group.label}" if group.kind == "tmux" else ""]
+    where += [f"pane {pane}" if pane else "", s.cwd or ""]
+    return " · ".join(w for w in where if w)
 
 
 def _detail(s: Session, lk: Look) -> tuple[str, str, str]:

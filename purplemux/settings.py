@@ -33,6 +33,10 @@ class Settings:
     poll_interval: float = 3.0
     watch_sources: bool = True
     """Follow Claude's session files, transcripts and the process tree (off in some tests)."""
+    notify_context: bool = False
+    """PURPLEMUX_NOTIFY_CONTEXT=1: push when a session's context enters the critical band."""
+    context_window: int | None = None
+    """PURPLEMUX_CONTEXT_WINDOW: one context window (tokens) for every model, over the table."""
     # --- several machines (purplemux/hosts): off unless a broker URL is given ----------------
     host_name: str = field(default_factory=lambda: socket.gethostname() or "localhost")
     """This machine's name on the shared dashboard (default: the hostname)."""
@@ -150,6 +154,8 @@ class Settings:
             allowed_hosts=tuple(
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),
+            notify_context=env.get("PURPLEMUX_NOTIFY_CONTEXT", "") in ("1", "true", "yes"),
+            context_window=_window(env.get("PURPLEMUX_CONTEXT_WINDOW")),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if not HOST_NAME.fullmatch(settings.host_name):
@@ -220,5 +226,16 @@ def duration(raw: str | None, default: float, name: str = "PURPLEMUX_RETENTION")
         raise ValueError(
             f"{name} must be a positive duration such as 7d, 12h, 30m or 3600s (got {raw!r}); "
             f"fix or unset it (default 7d)"
+        )
+    return value
+
+
+def _window(raw: str | None) -> int | None:
+    if not raw:
+        return None
+    value = _int(raw, 0, "PURPLEMUX_CONTEXT_WINDOW")
+    if value <= 0:
+        raise ValueError(
+            f"PURPLEMUX_CONTEXT_WINDOW must be a positive number of tokens, got {raw!r}"
         )
     return value

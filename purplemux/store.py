@@ -16,7 +16,7 @@ from purplemux.model import Session
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -56,7 +56,25 @@ MIGRATIONS: dict[int, str] = {
         low INTEGER NOT NULL
     );
     """,
+    # Per session and local day, the session's running totals at its last change that day.
+    3: """
+    CREATE TABLE usage (
+        session_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        project TEXT,
+        cost_usd REAL NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (session_id, day)
+    );
+    """,
 }
+"""Each step runs once, in order, keyed by PRAGMA user_version. The usage table keeps, per
+session and local day, the session's running totals at its last change that day."""
+
+
+def local_day(ts: float) -> str:
+    """The local calendar day of a unix time, "YYYY-MM-DD"."""
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
 class StoreError(RuntimeError):
@@ -171,6 +189,26 @@ class Store:
                 " updated_at=excluded.updated_at",
                 [(s.id, json.dumps(s.to_record()), s.updated_at) for s in sessions],
             )
+            self.db.executemany(
+                "INSERT INTO usage (session_id, day, project, cost_usd, tokens)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id, day) DO UPDATE SET"
+                " project=excluded.project, cost_usd=max(cost_usd, excluded.cost_usd),"
+                " tokens=max(tokens, excluded.tokens)",
+                [
+                    (
+                        s.id,
+                        local_day(s.updated_at),
+                        s.project,
+                        s.cost_usd or 0.0,
+                        s.tokens.input
+                        + s.tokens.output
+                        + s.tokens.cache_read
+                        + s.tokens.cache_creation,
+                    )
+                    for s in sessions
+                    if s.cost_usd is not None and s.updated_at > 0
+                ],
+            )
 
     def events_for(self, session_id: str, limit: int = 1000) -> list[dict[str, Any]]:
         rows = self.db.execute(
@@ -247,6 +285,7 @@ class Store:
                 events += max(cur.rowcount, 0)
                 self.db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM history_folds WHERE session_id IN ({marks})", chunk)
+                self.db.execute(f"DELETE FROM usage WHERE session_id IN ({marks})", chunk)
             # Events of sessions no longer stored (retired long ago), past the same age.
             cur = self.db.execute(
                 "DELETE FROM events WHERE received_at < ? AND session_id NOT IN"
@@ -275,6 +314,51 @@ class Store:
             self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self.db.execute("VACUUM")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def usage(self, days: int, now: float) -> dict[str, Any]:
+        """Spend per local day and per project over the last `days` days (today included).
+
+        A day's spend of a session is its running total at the end of that day minus its
+        total at the end of the session's previous recorded day."""
+        first = local_day(now - (days - 1) * 86400)
+        rows = self.db.execute(
+            "SELECT session_id, day, project, cost_usd, tokens FROM usage"
+            " WHERE session_id IN (SELECT session_id FROM usage WHERE day >= ?)"
+            " ORDER BY session_id, day",
+            (first,),
+        ).fetchall()
+        per_day: dict[str, list[float]] = {}
+        per_project: dict[str, list[float]] = {}
+        last: dict[str, tuple[float, int]] = {}
+        for sid, day, project, cost, tokens in rows:
+            prev_cost, prev_tokens = last.get(sid, (0.0, 0))
+            last[sid] = (max(cost, prev_cost), max(tokens, prev_tokens))
+            if day < first:
+                continue
+            d_cost, d_tokens = max(0.0, cost - prev_cost), max(0, tokens - prev_tokens)
+            for bucket, key in ((per_day, day), (per_project, project or "(no project)")):
+                acc = bucket.setdefault(key, [0.0, 0.0])
+                acc[0] += d_cost
+                acc[1] += d_tokens
+        all_days = [local_day(now - i * 86400) for i in range(days - 1, -1, -1)]
+        return {
+            "days": [
+                {
+                    "day": day,
+                    "cost_usd": round(per_day.get(day, [0.0, 0.0])[0], 6),
+                    "tokens": int(per_day.get(day, [0.0, 0.0])[1]),
+                }
+                for day in dict.fromkeys(all_days)
+            ],
+            "projects": sorted(
+                (
+                    {"project": p, "cost_usd": round(v[0], 6), "tokens": int(v[1])}
+                    for p, v in per_project.items()
+                ),
+                key=lambda r: (-float(r["cost_usd"]), str(r["project"])),
+            ),
+            "total_usd": round(sum(v[0] for v in per_day.values()), 6),
+        }
 
     def count_events(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM events").fetchone()[0])

@@ -8,6 +8,7 @@ an empty line whenever the daemon cannot answer, so a stopped daemon never litte
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,55 @@ TMUX_COLOURS = {
 DEFAULT_SHOWN = (State.NEEDS_INPUT, State.REVIEW, State.BUSY)
 """What the default badge counts: what needs you, then what works; idle is the quiet rest."""
 
-PLACEHOLDERS = ("needs_input", "review", "busy", "idle", "unknown", "total", "badge")
+PLACEHOLDERS = (
+    "needs_input",
+    "review",
+    "busy",
+    "idle",
+    "unknown",
+    "total",
+    "badge",
+    "needs_names",
+)
+NAMES_SHOWN = 5
+"""Names listed by {needs_names}; more are counted ("+2")."""
+NAME_LIMIT = 40
+"""Longest name shown in the status bar (and in the pane's @purplemux_name)."""
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"  # DCS, PM, APC, SOS strings
+    r"|\x1b.?"  # any other escape
+)
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: str, limit: int = NAME_LIMIT) -> str:
+    """A name as one printable line: escape sequences and C0/C1 control characters removed
+    (a session file's `name` is Claude's, or whatever a user typed), blanks collapsed, cut."""
+    text = _ESCAPES.sub("", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    text = " ".join(_CONTROLS.sub("", text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def needs_names(sessions: Sequence[Mapping[str, Any]], tmux_colours: bool = False) -> str:
+    """Names of the live sessions that wait for the user (needs-input first, then review),
+    comma-separated: `api-server, web +1`."""
+    waiting = [State.NEEDS_INPUT.value, State.REVIEW.value]
+    live = [s for s in sessions if not s.get("ended") and s.get("state") in waiting]
+    live.sort(key=lambda s: waiting.index(str(s.get("state"))))
+    names = []
+    for s in live:
+        view = s.get("view")
+        name = view.get("name") if isinstance(view, Mapping) else None
+        name = plain(str(name or s.get("name") or s.get("id") or "?"))
+        if tmux_colours:
+            name = name.replace("#[", "[")  # a name must not set tmux styles
+        names.append(name)
+    more = len(names) - NAMES_SHOWN
+    text = ", ".join(names[:NAMES_SHOWN])
+    return f"{text} +{more}" if more > 0 else text
 
 
 def count(sessions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -63,14 +112,22 @@ def badge(counts: Mapping[str, int], tmux_colours: bool = False) -> str:
     return " ".join(parts)
 
 
-def render(counts: Mapping[str, int], fmt: str | None = None, tmux_colours: bool = False) -> str:
-    """The status line: the badge, or fmt filled with the counts (ValueError on a bad fmt)."""
+def render(
+    counts: Mapping[str, int],
+    fmt: str | None = None,
+    tmux_colours: bool = False,
+    names: str = "",
+) -> str:
+    """The status line: the badge, or fmt filled with the counts and the names of the sessions
+    that need you (ValueError on a bad fmt)."""
     text = badge(counts, tmux_colours)
     if fmt is None:
         return text
-    values = {name: counts.get(name, 0) for name in PLACEHOLDERS if name != "badge"}
+    values: dict[str, object] = {
+        name: counts.get(name, 0) for name in PLACEHOLDERS if name not in ("badge", "needs_names")
+    }
     try:
-        return fmt.format(badge=text, **values)
+        return fmt.format(badge=text, needs_names=names, **values)
     except (KeyError, IndexError, ValueError) as exc:
         names = " ".join("{" + p + "}" for p in PLACEHOLDERS)
         raise ValueError(f"bad --format {fmt!r} ({exc}); placeholders: {names}") from None
@@ -175,4 +232,5 @@ def status_line(settings: Settings, fmt: str | None = None, tmux_colours: bool =
     sessions = fetch_sessions(settings)
     if sessions is None:
         return ""
-    return render(count(sessions), fmt, tmux_colours)
+    names = needs_names(sessions, tmux_colours) if fmt and "needs_names" in fmt else ""
+    return render(count(sessions), fmt, tmux_colours, names)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl,
-# systemd-analyze, redis-server (Debian packages) and the pinned Claude Code CLI (npm, into a
-# cache folder). Idempotent and quiet.
+# systemd-analyze, redis-server (Debian packages) and the pinned Claude Code CLIs of
+# .ci/claude-versions (npm, into a cache folder). Idempotent and quiet.
 set -eu
 missing=
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
@@ -23,4 +23,6 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
-sh "$here/.ci/install-claude.sh" >/dev/null
+for version in $(grep -v '^#' "$here/.ci/claude-versions"); do
+	CLAUDE_CODE_VERSION=$version sh "$here/.ci/install-claude.sh" >/dev/null
+done

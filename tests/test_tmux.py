@@ -13,7 +13,7 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,24 @@ def test_tmux_colours_and_formats() -> None:
         ts.render(counts, "{0}")
 
 
+def test_needs_names_lists_who_needs_you_sanitised() -> None:
+    rows = [
+        {"id": "r1", "state": "review", "ended": False, "view": {"name": "web"}},
+        {"id": "b1", "state": "busy", "ended": False, "view": {"name": "busy-one"}},
+        {"id": "n1", "state": "needs-input", "view": {"name": "api\x1b]0;x\x07-server"}},
+        {"id": "n2", "state": "needs-input", "ended": True, "view": {"name": "gone"}},
+        {"id": "n3", "state": "needs-input", "ended": False, "name": "evil#[fg=red]\x9b\r\nname"},
+    ]
+    assert ts.needs_names(rows) == "api-server, evil#[fg=red] name, web"
+    assert ts.needs_names(rows, tmux_colours=True) == "api-server, evil[fg=red] name, web"
+    many = [{"id": f"s{n}", "state": "review", "name": f"p{n}"} for n in range(7)]
+    assert ts.needs_names(many) == "p0, p1, p2, p3, p4 +2"
+    assert ts.needs_names([]) == ""
+    assert ts.plain("x" * 100) == "x" * 39 + "…"
+    counts = ts.count(rows)
+    assert ts.render(counts, "{needs_input} {needs_names}", names="a, b") == "2 a, b"
+
+
 def test_http_body_parsing() -> None:
     ok = b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nbody"
     assert ts._body(ok) == b"body"
@@ -119,6 +137,8 @@ def test_tmux_status_counts_live_sessions(daemon: Daemon) -> None:
     )
     fmt = "{needs_input} {review} {busy} {idle} {unknown} {total}"
     assert tmux_status("--format", fmt) == (0, "1 1 2 1 0 5\n")
+    # The names of the sessions that need you: needs-input first, then review.
+    assert tmux_status("--format", "{badge} {needs_names}") == (0, "⚠1 ●1 ◐2 ni, rv\n")
 
 
 def test_tmux_status_is_empty_and_exits_0_when_the_daemon_is_down(
@@ -200,7 +220,14 @@ class FakeTmux:
         return True
 
     def marks(self) -> list[tuple[str, str | None]]:
-        return [(a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in self.calls]
+        """(pane, state) per call: the first of its two commands sets the state."""
+        first = [a[: a.index(";")] for a in self.calls]
+        return [(a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in first]
+
+    def names(self) -> list[str | None]:
+        """The name each call gave the pane (None: unset)."""
+        second = [a[a.index(";") + 1 :] for a in self.calls]
+        return [None if "-u" in a else a[-1] for a in second]
 
 
 async def settle(marker_task: asyncio.Task[None]) -> None:
@@ -227,17 +254,37 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
     finally:
         task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
-    assert tmux.calls[0] == pm.tmux_args("/tmp/sock", "%1", "busy")
+    assert tmux.names() == ["session a", "session a", None]  # no name or folder: the id
+    assert tmux.calls[0] == pm.tmux_args("/tmp/sock", "%1", "busy", "session a")
     assert tmux.calls[0][:3] == ["tmux", "-S", "/tmp/sock"]
+    unset = ["set-option", "-p", "-u", "-t", "%2"]
     assert pm.tmux_args(None, "%2", None) == [
         "tmux",
-        "set-option",
-        "-p",
-        "-u",
-        "-t",
-        "%2",
+        *unset,
         "@purplemux_state",
+        ";",
+        *unset,
+        "@purplemux_name",
     ]
+
+
+@pytest.mark.asyncio
+async def test_marker_names_the_pane_and_renames_it() -> None:
+    tmux = FakeTmux()
+    marker = pm.PaneMarker(tmux)
+    task = asyncio.create_task(marker.run())
+    try:
+        s = Session(id="a", state=State.BUSY, tmux=TmuxLocation("%1"), cwd="/w/api-server")
+        marker.on_change(s)
+        await settle(task)
+        marker.on_change(replace(s, title="fix\x1b[31m-the\x07-build\n"))  # Claude renamed it
+        await settle(task)
+        marker.on_change(replace(s, title="fix-the-build", state=State.REVIEW))
+        await settle(task)
+    finally:
+        task.cancel()
+    assert tmux.marks() == [("%1", "busy"), ("%1", "busy"), ("%1", "review")]
+    assert tmux.names() == ["api-server", "fix-the-build", "fix-the-build"]
 
 
 @pytest.mark.asyncio
@@ -355,6 +402,9 @@ class Tmux:
     def state(self, pane: str) -> str:
         return self("show-options", "-p", "-q", "-v", "-t", pane, pm.OPTION)
 
+    def pane_name(self, pane: str) -> str:
+        return self("show-options", "-p", "-q", "-v", "-t", pane, pm.NAME_OPTION)
+
     def pane_options(self, pane: str) -> str:
         return self("show-options", "-p", "-t", pane)
 
@@ -406,6 +456,9 @@ def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, t
         assert tmux.state(pane) == ""
         post(c, "SessionStart", source="startup")
         wait_for(lambda: tmux.state(pane) == "idle")
+        assert tmux.pane_name(pane) == "p"  # no name from Claude yet: the project
+        border = tmux("display", "-p", "-t", pane, " #{@purplemux_state} #{@purplemux_name}")
+        assert border == " idle p"
         post(c, "UserPromptSubmit", prompt="go")
         wait_for(lambda: tmux.state(pane) == "busy")
         post(c, "PermissionRequest", tool_name="Bash", tool_input={"command": "ls"})
@@ -416,6 +469,7 @@ def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, t
         wait_for(lambda: tmux.state(pane) == "review")
         post(c, "SessionEnd", reason="exit")
         wait_for(lambda: pm.OPTION not in tmux.pane_options(pane))
+        assert pm.NAME_OPTION not in tmux.pane_options(pane)
 
 
 def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
@@ -518,7 +572,8 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
         coloured = status_line(outer, escapes=True)
         assert "\033[33m⚠" in coloured  # #[fg=yellow] became a colour, not text
         assert "#[" not in status_line(outer)
-        assert "[needs-input]" in outer("capture-pane", "-p", "-t", "t")  # the pane border
+        # The pane border: the state and the session's name (the project: Claude named none).
+        assert "[needs-input] conf" in outer("capture-pane", "-p", "-t", "t")
 
         run_hook(d.home, {**payload, "hook_event_name": "Stop"}, pane, where)
         wait_for(lambda: "0:work●" in status_line(outer) and "●1" in status_line(outer))

@@ -15,6 +15,8 @@ PUSH_ACTIONS = ("Yes", "No")
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
+TITLE_LIMIT = 120
+"""Longest title: the need and its detail stay on it, a long command is cut."""
 
 
 def push_payload(
@@ -39,19 +41,33 @@ def push_payload(
     return payload
 
 
+def context_payload(session: Session) -> dict[str, Any]:
+    """The push for a session whose context has entered the critical band (opt-in)."""
+    v = present(session)
+    return {
+        "title": f"context {v.context_band}: {v.where}",
+        "body": shorten(f"{v.context_text} — {v.context_title}; compaction is near"),
+        "tag": f"purplemux-{session.id}-context",
+        "session_id": session.id,
+        "state": session.state.value,
+        "url": f"/#session-{session.id}",
+    }
+
+
 def urgency_for(state: State) -> str:
     """The Web Push `Urgency`: a waiting dialog wakes a phone, a finished turn need not."""
     return "high" if state is State.NEEDS_INPUT else "normal"
 
 
 def title(session: Session, origin: Origin = LOCAL) -> str:
-    """The state's words and where: `needs input: project · pane` (`… on host` with a broker)."""
-    return present(session, origin).headline
+    """`name · what is needed: detail` ("api-server · needs your approval: Bash rm -rf build"),
+    with `on host` when several hosts share a broker."""
+    return shorten(_clean(present(session, origin).headline), TITLE_LIMIT)
 
 
 def body(session: Session, origin: Origin = LOCAL) -> str:
-    """What the session wants: the pending question or command, or the answer's first words."""
-    return shorten(_clean(present(session, origin).reason))
+    """The answer's first words on a review, else where the session is (tmux, pane, folder)."""
+    return shorten(_clean(present(session, origin).notice))
 
 
 def shorten(text: str, limit: int = BODY_LIMIT) -> str:

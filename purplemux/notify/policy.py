@@ -82,3 +82,41 @@ class PushPolicy:
         self._seen[key] = None
         while len(self._seen) > self.remember:
             self._seen.popitem(last=False)
+
+
+CRITICAL = "critical"
+BELOW_CRITICAL = frozenset({"", "healthy", "warning"})
+
+
+class ContextAlerts:
+    """Opt-in: alert once each time a session's context enters the critical band from below.
+
+    Compacting (>= 95 % or a compaction running) is not an entry, nor is falling back from it;
+    a session must drop below critical (a compaction, /clear) before it can alert again."""
+
+    def __init__(self, remember: int = 1024) -> None:
+        if remember < 1:
+            raise ValueError("remember must be >= 1")
+        self.remember = remember
+        self._band: OrderedDict[str, str] = OrderedDict()
+
+    def seed(self, session_id: str, band: str) -> None:
+        """The band a session already had when we started watching: never an entry."""
+        self._set(session_id, band)
+
+    def entered_critical(self, session_id: str, band: str) -> bool:
+        """Note the session's band now; True when it has just entered critical from below."""
+        before = self._band.get(session_id, "")
+        if band == before:
+            return False
+        self._set(session_id, band)
+        return band == CRITICAL and before in BELOW_CRITICAL
+
+    def forget(self, session_id: str) -> None:
+        self._band.pop(session_id, None)
+
+    def _set(self, session_id: str, band: str) -> None:
+        self._band[session_id] = band
+        self._band.move_to_end(session_id)
+        while len(self._band) > self.remember:
+            self._band.popitem(last=False)

@@ -11,10 +11,10 @@ from purplemux.answer import AnswerError
 from purplemux.machine import Notify
 from purplemux.model import Session
 from purplemux.notify.desktop import DesktopNotifier
-from purplemux.notify.message import body, push_payload, title, urgency_for
-from purplemux.notify.policy import PushPolicy
+from purplemux.notify.message import body, context_payload, push_payload, title, urgency_for
+from purplemux.notify.policy import ContextAlerts, PushPolicy
 from purplemux.notify.webpush import WebPushSender
-from purplemux.present import ANSWER, allows
+from purplemux.present import ANSWER, allows, present
 from purplemux.prompts import Prompt
 from purplemux.runtime import Runtime
 from purplemux.store import AsyncStore
@@ -77,6 +77,30 @@ async def notifier(rt: Runtime) -> None:
     policy = PushPolicy(cooldown=rt.settings.push_cooldown)
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()
+    alerts = ContextAlerts() if rt.settings.notify_context else None
+
+    def send(*jobs: Any) -> None:
+        for job in jobs:
+            task = asyncio.create_task(job)  # sends never hold up the engine
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    def on_change(session: Session) -> None:
+        """Opt-in (PURPLEMUX_NOTIFY_CONTEXT): one push per entry into the critical band."""
+        if alerts is None:
+            return
+        if session.ended:
+            alerts.forget(session.id)
+            return
+        if not alerts.entered_critical(session.id, present(session).context_band):
+            return
+        if rt.engine.feed.focused_pages():
+            return  # the user is looking at the dashboard, which shows the bar
+        payload = context_payload(session)
+        send(
+            sender.send(payload, "normal"),
+            desktop.notify(payload["title"], payload["body"], urgent=False),
+        )
 
     def on_notify(session: Session, notify: Notify) -> None:
         focused = rt.engine.feed.focused_pages()
@@ -92,11 +116,16 @@ async def notifier(rt: Runtime) -> None:
             pending.add(task)
             task.add_done_callback(pending.discard)
 
+    if alerts is not None:
+        for known in rt.engine.sessions.values():
+            alerts.seed(known.id, present(known).context_band)  # already critical: no push
     rt.engine.on_notify.append(on_notify)
+    rt.engine.on_change.append(on_change)
     try:
         await asyncio.Event().wait()
     finally:
         rt.engine.on_notify.remove(on_notify)
+        rt.engine.on_change.remove(on_change)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

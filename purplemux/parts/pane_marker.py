@@ -1,4 +1,5 @@
-"""Mirror each session's state into its tmux pane as the pane option `@purplemux_state`.
+"""Mirror each session's state into its tmux pane as the pane option `@purplemux_state`, and
+its name (Claude's own, else the project) as `@purplemux_name`.
 
 tmux formats can then show it without asking the daemon: `#{@purplemux_state}` in
 `pane-border-format` is the pane's own state; in `window-status-format` it is the state of the
@@ -16,11 +17,13 @@ from collections.abc import Awaitable, Callable
 from purplemux.model import Session
 from purplemux.present import BY_ORDER, LOOKS, present
 from purplemux.runtime import Runtime
-from purplemux.tmux_status import TMUX_COLOURS
+from purplemux.tmux_status import TMUX_COLOURS, plain
 
 log = logging.getLogger(__name__)
 
 OPTION = "@purplemux_state"
+NAME_OPTION = "@purplemux_name"
+"""The session's name (control characters removed); set and cleared with the state."""
 TMUX_TIMEOUT = 2.0
 """Seconds one tmux call may take; a wedged server must not hold the other panes back."""
 
@@ -36,6 +39,9 @@ WINDOW_MARK = (
 )
 """A tmux format: one glyph per pane of the window that needs input (⚠) or review (●)."""
 
+PANE_BORDER = " #P #{?#{" + OPTION + "},[#{" + OPTION + "}] #{" + NAME_OPTION + "},} "
+"""A tmux format for a pane's border: its number, then `[state] name` on a Claude pane."""
+
 TMUX_CONF = f"""\
 # purplemux: counts in the status bar, refreshed every 2 seconds
 set -g status-interval 2
@@ -45,22 +51,33 @@ set -g window-status-format '#I:#W{WINDOW_MARK}'
 set -g window-status-current-format '#[bold]#I:#W{WINDOW_MARK}'
 # each pane's own state in its border
 set -g pane-border-status top
-set -g pane-border-format ' #P #{{?#{{@purplemux_state}},[#{{@purplemux_state}}],}} '
+set -g pane-border-format '{PANE_BORDER}'
 """
-"""A ~/.tmux.conf snippet using `purplemux tmux-status` and the `@purplemux_state` pane option."""
+"""A ~/.tmux.conf snippet using `purplemux tmux-status` and the `@purplemux_state` and
+`@purplemux_name` pane options."""
 
 PaneKey = tuple[str | None, str]
 """(tmux socket or None for the default server, pane id)."""
 Runner = Callable[[list[str]], Awaitable[bool]]
 """Runs one tmux command line; True when tmux accepted it."""
+Mark = tuple[str, str]
+"""(state, name) shown on a pane."""
 
 
-def tmux_args(socket: str | None, pane: str, state: str | None) -> list[str]:
-    """The tmux command that sets (or, for None, unsets) the option on one pane."""
+def tmux_args(socket: str | None, pane: str, state: str | None, name: str = "") -> list[str]:
+    """The tmux command that sets (or, for None, unsets) the state and name options on one
+    pane: one client call, the two commands joined by tmux's `;`."""
     base = ["tmux", "-S", socket] if socket else ["tmux"]
     if state is None:
-        return [*base, "set-option", "-p", "-u", "-t", pane, OPTION]
-    return [*base, "set-option", "-p", "-t", pane, OPTION, state]
+        unset = ["set-option", "-p", "-u", "-t", pane]
+        return [*base, *unset, OPTION, ";", *unset, NAME_OPTION]
+    label = plain(name)
+    second = (
+        ["set-option", "-p", "-t", pane, NAME_OPTION, label]
+        if label
+        else ["set-option", "-p", "-u", "-t", pane, NAME_OPTION]
+    )
+    return [*base, "set-option", "-p", "-t", pane, OPTION, state, ";", *second]
 
 
 async def run_tmux(args: list[str]) -> bool:
@@ -106,8 +123,8 @@ class PaneMarker:
 
     def __init__(self, runner: Runner = run_tmux) -> None:
         self._runner = runner
-        self._pending: dict[PaneKey, str | None] = {}
-        self._applied: dict[PaneKey, str] = {}
+        self._pending: dict[PaneKey, Mark | None] = {}
+        self._applied: dict[PaneKey, Mark] = {}
         self._owner: dict[PaneKey, str] = {}
         self._wake = asyncio.Event()
 
@@ -124,7 +141,8 @@ class PaneMarker:
             self._pending[key] = None
         else:
             self._owner[key] = session.id
-            self._pending[key] = present(session).state
+            view = present(session)
+            self._pending[key] = (view.state, view.name)
         self._wake.set()
 
     async def run(self) -> None:
@@ -133,16 +151,17 @@ class PaneMarker:
             await self._wake.wait()
             self._wake.clear()
             batch, self._pending = self._pending, {}
-            for key, state in batch.items():
-                if state is not None and self._applied.get(key) == state:
+            for key, mark in batch.items():
+                if mark is not None and self._applied.get(key) == mark:
                     continue  # a tool update in the same state: tmux already shows it
+                state, name = mark if mark is not None else (None, "")
                 try:
-                    ok = await self._runner(tmux_args(key[0], key[1], state))
+                    ok = await self._runner(tmux_args(key[0], key[1], state, name))
                 except Exception:
                     log.debug("tmux call for %s failed", key, exc_info=True)
                     ok = False
-                if ok and state is not None:
-                    self._applied[key] = state
+                if ok and mark is not None:
+                    self._applied[key] = mark
                 else:
                     # Unset, or the pane, server or tmux is gone: nothing to skip next time.
                     self._applied.pop(key, None)

@@ -121,7 +121,7 @@ async def processes(rt: Runtime) -> None:
             wake.clear()  # before the poll: a session that shows up during it is looked for next
             found = await poller.poll(_known(rt))
             for event in found:
-                rt.engine.post(event)
+                rt.engine.post(_with_transcript(rt, event))
             exits.follow(poller.pids())
             interval = rt.settings.poll_interval if found else min(interval * 2, longest)
             with contextlib.suppress(TimeoutError):

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux import events as ev
 from purplemux.events import Source
 from purplemux.present import DISMISS, allows
@@ -100,6 +100,21 @@ async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> di
         )
     )
     return rt.engine.public(rt.engine.sessions[session_id])
+
+
+MAX_USAGE_DAYS = 366
+
+
+@router.get("/api/usage", dependencies=[Depends(require_auth)])
+async def usage(days: str = "7", rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+    """Spend per day and per project over the last `days` days (1..366)."""
+    if not (days.isascii() and days.isdigit()) or not 1 <= int(days) <= MAX_USAGE_DAYS:
+        raise HTTPException(400, f"days must be a whole number from 1 to {MAX_USAGE_DAYS}")
+    n, now = int(days), time.time()
+    out = await rt.store.call(lambda s: s.usage(n, now))
+    out["window_days"] = n
+    out["prices_as_of"] = session_facts.prices().as_of
+    return out
 
 
 @router.get("/api/sessions/{session_id}/events", dependencies=[Depends(require_auth)])

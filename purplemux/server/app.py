@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux.engine import Engine
 from purplemux.parts import retention, sources
 from purplemux.parts.broker import broker
@@ -50,6 +50,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     """Build the daemon's app; nothing runs until its lifespan starts.
 
     `components`: the parts to run instead of the default ones (tests)."""
+    session_facts.window_override = settings.context_window
     parts = default_parts(settings) if components is None else components
 
     @contextlib.asynccontextmanager

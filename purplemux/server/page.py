@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from purplemux import __version__
+from purplemux import __version__, session_facts
 from purplemux.model import Session, State
 from purplemux.paths import web_dir
 from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
@@ -66,7 +66,9 @@ async def index(request: Request, token: str | None = None) -> Response:
         return response
     if not is_authenticated(request):
         return _login(None, 401)
-    html = render_dashboard(rt.engine.views(), time.time(), broker=broker_health(rt))
+    now = time.time()
+    usage = await rt.store.call(lambda st: st.usage(7, now))
+    html = render_dashboard(rt.engine.views(), now, usage, broker=broker_health(rt))
     # Session text comes from anywhere: a lone surrogate must cost one character, not the page.
     return HTMLResponse(html.encode("utf-8", "replace"), headers=HEADERS)
 
@@ -98,10 +100,11 @@ def _env(templates: Path) -> Environment:
 def render_dashboard(
     sessions: Sequence[Session | SessionView],
     now: float,
+    usage: dict[str, Any] | None = None,
     broker: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole dashboard as HTML for these sessions (or their views: other hosts' rows come
-    presented) at time `now`; `broker`: the shared broker's state (/api/health's)."""
+    presented) at time `now`; `usage`: the 7-day spend; `broker`: the shared broker's state."""
     views = [x if isinstance(x, SessionView) else present(x) for x in sessions]
     active = [v for v in views if not v.ended]
     ended = sorted((v for v in views if v.ended), key=lambda v: -v.updated_at)
@@ -122,8 +125,23 @@ def render_dashboard(
             blank=present(Session(id="")),
             version=__version__,
             broker=broker or {"state": "off"},
+            usage=usage_bars(usage),
         )
     )
+
+
+def usage_bars(usage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The last days' spend as bars: day, dollars, height in percent of the biggest day."""
+    days = (usage or {}).get("days") or []
+    top = max((float(d["cost_usd"]) for d in days), default=0.0)
+    return [
+        {
+            "day": d["day"],
+            "cost": session_facts.money(float(d["cost_usd"])) or "$0",
+            "height": round(100 * float(d["cost_usd"]) / top) if top else 0,
+        }
+        for d in days
+    ]
 
 
 def title(attention: int) -> str:

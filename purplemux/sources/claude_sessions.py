@@ -14,7 +14,9 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints; pyproject has no types-psutil
 
+from purplemux import session_facts
 from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
+from purplemux.model import TmuxLocation
 from purplemux.sources.watch import watch_dirs
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,9 @@ class SessionFile:
     kind: str | None = None
     name: str | None = None
     version: str | None = None
+    name_since: float | None = None
+    tmux: str | None = None
+    """2.1.332: Claude's own pane, "session:@window.%pane"."""
 
     def started_as(self, create_time: float) -> bool:
         """Whether the process now at self.pid (created at create_time) is the file's writer."""
@@ -113,7 +118,24 @@ def parse_session_file(data: bytes, pid: int | None = None) -> SessionFile | Non
         kind=_str(raw, "kind"),
         name=_str(raw, "name"),
         version=_str(raw, "version"),
+        name_since=since / 1000 if (since := _ms(raw, "nameSince")) is not None else None,
+        tmux=_str(raw, "tmux"),
     )
+
+
+INTERACTIVE_KINDS = frozenset({"interactive"})
+
+
+def file_location(sf: SessionFile) -> TmuxLocation | None:
+    """The pane the file names (`tmux`: "session:@window.%pane"), for interactive sessions only:
+    a background session (`claude --bg`) may carry another pane's environment."""
+    if not sf.tmux or (sf.kind is not None and sf.kind not in INTERACTIVE_KINDS):
+        return None
+    head, _, pane = sf.tmux.rpartition(".")
+    if not pane.startswith("%"):
+        return None
+    session = head.rpartition(":")[0] if ":" in head else None
+    return TmuxLocation(pane=pane[:200], session=(session or None) and session[:200])
 
 
 def status_event(sf: SessionFile) -> Event | None:
@@ -122,6 +144,7 @@ def status_event(sf: SessionFile) -> Event | None:
         "busy": StatusBusy,
         "waiting": StatusWaiting,
         "idle": StatusIdle,
+        "shell": StatusIdle,  # 2.1.332: the turn is over, a background shell still runs
     }
     cls = kinds.get(sf.status)
     if cls is None:
@@ -135,9 +158,18 @@ def status_event(sf: SessionFile) -> Event | None:
         source=Source.SESSION_FILE,
         cwd=sf.cwd,
         pid=sf.pid,
+        title=sf.name,
+        title_at=sf.name_since,
+        tmux=file_location(sf),
     )
+    if sf.name and sf.name_since and sf.status_updated_at and sf.name_since > sf.status_updated_at:
+        # A rename changes neither status nor statusUpdatedAt: it gets an id of its own.
+        common["id"] += f":n{sf.name_since}"
     if cls is StatusWaiting:
-        return StatusWaiting(waiting_for=sf.waiting_for, **common)
+        waiting = session_facts.WAITING_FOR.get(sf.waiting_for or "", sf.waiting_for)
+        return StatusWaiting(waiting_for=waiting, **common)
+    if sf.status == "shell":
+        return StatusIdle(shell=True, **common)
     return cls(**common)
 
 
@@ -159,7 +191,7 @@ def _alive(sf: SessionFile) -> bool:
 
 
 def _key(sf: SessionFile) -> tuple[object, ...]:
-    return (sf.session_id, sf.status, sf.status_updated_ms, sf.waiting_for)
+    return (sf.session_id, sf.status, sf.status_updated_ms, sf.waiting_for, sf.name, sf.tmux)
 
 
 class SessionFileWatcher:

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from purplemux import events as ev
+from purplemux import session_facts
 from purplemux.events import Event
-from purplemux.model import TmuxLocation
+from purplemux.model import BackgroundTask, TmuxLocation
 
 ATTENTION_TYPES = frozenset(
     {"permission_prompt", "elicitation_dialog", "worker_permission_prompt", "agent_needs_input"}
@@ -110,6 +111,7 @@ def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
         "cwd": cwd[:4096] if isinstance(cwd, str) else None,
         "transcript_path": transcript[:4096] if isinstance(transcript, str) else None,
         "tmux": tmux_location(headers),
+        "permission_mode": _text(payload.get("permission_mode"), 40),
     }
     build = _BUILDERS.get(name)
     return build(payload, common) if build else ev.Other(**common)
@@ -153,12 +155,60 @@ def _permission(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
 
 
 def _post_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
+    response = p.get("tool_response")
+    tool_input = p.get("tool_input")
+    task_id = response.get("backgroundTaskId") if isinstance(response, Mapping) else None
+    description = None
+    if isinstance(task_id, str) and task_id and isinstance(tool_input, Mapping):
+        description = _text(tool_input.get("description") or tool_input.get("command"), MAX_SHORT)
     return ev.ToolEnd(
         **c,
         tool_name=_text(p.get("tool_name"), 200) or "tool",
         tool_use_id=_text(p.get("tool_use_id"), MAX_ID),
-        digest=digest(p.get("tool_input")),
+        digest=digest(tool_input),
         failed=c["name"] == "PostToolUseFailure",
+        background_task_id=_text(task_id, MAX_ID) if isinstance(task_id, str) and task_id else None,
+        background_description=description,
+    )
+
+
+MAX_TASKS = 32
+
+
+def background_tasks(value: Any) -> tuple[BackgroundTask, ...] | None:
+    """Stop's `background_tasks` (2.1.332: id, type, status, description, command)."""
+    if not isinstance(value, list):
+        return None
+    out: list[BackgroundTask] = []
+    for item in value[:MAX_TASKS]:
+        if not isinstance(item, Mapping):
+            continue
+        task_id = _text(item.get("id"), MAX_ID)
+        if not task_id:
+            continue
+        out.append(
+            BackgroundTask(
+                id=task_id,
+                type=_text(item.get("type"), 40) or "shell",
+                description=_text(item.get("description") or item.get("command"), MAX_SHORT),
+                status=_text(item.get("status"), 40) or "running",
+            )
+        )
+    return tuple(out)
+
+
+def _prompt(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
+    prompt = _text(p.get("prompt")) or ""
+    woken = session_facts.task_notification(prompt)
+    return ev.Prompt(**c, prompt=prompt, task_done=woken[0][:MAX_ID] if woken else None)
+
+
+def _subagent(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
+    return ev.Subagent(
+        **c,
+        agent_id=_text(p.get("agent_id"), MAX_ID) or "",
+        agent_type=_text(p.get("agent_type"), 100),
+        started=c["name"] == "SubagentStart",
     )
 
 
@@ -172,21 +222,28 @@ def _notification(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
 
 _BUILDERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Event]] = {
     "SessionStart": _session_start,
-    "UserPromptSubmit": lambda p, c: ev.Prompt(**c, prompt=_text(p.get("prompt")) or ""),
+    "UserPromptSubmit": _prompt,
     "PreToolUse": _pre_tool,
     "PermissionRequest": _permission,
     "PostToolUse": _post_tool,
     "PostToolUseFailure": _post_tool,
     "Notification": _notification,
-    "Stop": lambda p, c: ev.Stop(**c, last_message=_text(p.get("last_assistant_message"))),
+    "Stop": lambda p, c: ev.Stop(
+        **c,
+        last_message=_text(p.get("last_assistant_message")),
+        background_tasks=background_tasks(p.get("background_tasks")),
+    ),
     "StopFailure": lambda p, c: ev.StopFailure(
         **c,
         error=_text(p.get("last_assistant_message"), MAX_SHORT)
         or _text(p.get("error"), MAX_SHORT)
         or "error",
         last_message=_text(p.get("last_assistant_message")),
+        error_kind=_text(p.get("error"), 100),
     ),
     "PreCompact": lambda p, c: ev.CompactStart(**c),
     "PostCompact": lambda p, c: ev.CompactEnd(**c),
     "SessionEnd": lambda p, c: ev.SessionEnd(**c, reason=_text(p.get("reason"), 100)),
+    "SubagentStart": _subagent,
+    "SubagentStop": _subagent,
 }

@@ -208,6 +208,9 @@ class SessionClaim(Protocol):
     @property
     def session_id(self) -> str: ...
 
+    @property
+    def cwd(self) -> str | None: ...
+
     def started_as(self, create_time: float) -> bool: ...
 
 
@@ -309,11 +312,16 @@ class ProcessPoller:
 
         now_found: dict[str, _Found] = {}
         owner: dict[int, str] = {}
+        # 2.1.332 writes its session file before it has a status: a session this poller finds
+        # first must come with the folder its file names, or it is listed without one.
+        cwd_of: dict[str, str] = {}
         for claim in claims:
             info = table.procs.get(claim.pid)
             if info is not None and claim.started_as(info.create_time):
                 now_found[claim.session_id] = found(claim.pid)
                 owner[claim.pid] = claim.session_id
+                if claim.cwd:
+                    cwd_of[claim.session_id] = claim.cwd
         for sid, k in known.items():
             if sid in now_found:
                 continue
@@ -363,6 +371,7 @@ class ProcessPoller:
                         source=Source.PROCESS,
                         pid=pid,
                         tmux=loc,
+                        cwd=cwd_of.get(sid),
                     )
                 )
         return out

@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from purplemux import session_facts
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
 
@@ -82,6 +83,15 @@ class TranscriptReader:
         self.snippet: str | None = None
         self.model: str | None = None
         self.tokens = Tokens()
+        self.context_tokens: int | None = None
+        self.retries = 0
+        self.title: str | None = None
+        self.cost_usd: float | None = None
+        self.cost_source: str | None = None
+        self._claude_cost: float | None = None  # the newest cost-state's totalCostUSD
+        self._cost_since = 0.0  # computed cost of replies after it
+        self._requests = 0  # api-request entries since the last reply or prompt
+        self._compacted = False
         self._line_start = 0
         self._buf = bytearray()
         self._skipping = False
@@ -91,6 +101,7 @@ class TranscriptReader:
         # Recent message ids only: a message's entries are written together, so a bounded
         # memory counts each once without keeping one record per message of a long transcript.
         self._usage: OrderedDict[str, Tokens] = OrderedDict()
+        self._costs: dict[str, float] = {}
         self._tools: dict[str, str] = {}
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
@@ -170,6 +181,21 @@ class TranscriptReader:
             self._assistant(entry, message, start, at)
         elif kind == "system" and entry.get("subtype") in END_OF_TURN:
             self._end_of_turn(at)
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            self._set("context_tokens", None, at)
+            self._compacted = True
+            self._dirty.add("compacted")
+        elif kind == "cost-state":
+            self._cost_state(entry, at)
+        elif kind == "api-request":
+            # 2.1.332 writes one per attempt: more than one with no reply between is a retry.
+            if entry.get("querySource") in (None, "repl_main_thread"):
+                self._requests += 1
+                self._set("retries", max(0, self._requests - 1), at)
+        elif kind in ("custom-title", "ai-title"):
+            title = entry.get("customTitle") or entry.get("aiTitle") or entry.get("title")
+            if isinstance(title, str) and title.strip():
+                self._set("title", title.strip()[:200], at)
 
     def _user(self, entry: dict[str, Any], message: dict[str, Any], start: int, at: float) -> None:
         content = message.get("content")
@@ -200,6 +226,8 @@ class TranscriptReader:
         self._anchor, self._anchor_stopped = key, False
         self.turn = Turn.IN_PROGRESS
         self.last_prompt_seen = at
+        self._requests = 0
+        self._set("retries", 0, at)
         self._clear_tools(at)
 
     def _assistant(
@@ -210,9 +238,21 @@ class TranscriptReader:
             self._set("snippet", texts[-1].strip()[:200], at)
         if entry.get("isApiErrorMessage") is True:
             error = "\n".join(texts) or "API error"
-            self._emit(StopFailure, at, self._key(entry, start), error=error, last_message=error)
+            kind = entry.get("error")
+            self._emit(
+                StopFailure,
+                at,
+                self._key(entry, start),
+                error=error,
+                last_message=error,
+                error_kind=kind[:100] if isinstance(kind, str) else None,
+            )
             self.turn = Turn.FAILED
+            self._requests = 0
+            self._set("retries", 0, at)
             return
+        self._requests = 0
+        self._set("retries", 0, at)
         model = message.get("model")
         if isinstance(model, str) and model and not model.startswith("<"):
             self._set("model", model, at)
@@ -229,11 +269,25 @@ class TranscriptReader:
                 _count(usage, "cache_creation_input_tokens"),
             )
             old = self._usage.get(key, Tokens())
+            if isinstance(model, str) and model and not model.startswith("<"):
+                self._set("context_tokens", new.input + new.cache_read + new.cache_creation, at)
             if new != old:
                 self._usage[key] = new
                 self._usage.move_to_end(key)
                 if len(self._usage) > USAGE_MEMORY:
                     self._usage.popitem(last=False)
+                price = session_facts.cost(
+                    model if isinstance(model, str) else None,
+                    new.input,
+                    new.output,
+                    new.cache_read,
+                    new.cache_creation,
+                )
+                self._cost_since += price - self._costs.get(key, 0.0)
+                self._costs[key] = price
+                if len(self._costs) > USAGE_MEMORY:
+                    self._costs.pop(next(iter(self._costs)))
+                self._update_cost(at)
                 t = self.tokens
                 self._set(
                     "tokens",
@@ -254,6 +308,21 @@ class TranscriptReader:
                 self._facts_at = at
         if self.turn is Turn.NONE:
             self.turn = Turn.IN_PROGRESS
+
+    def _cost_state(self, entry: dict[str, Any], at: float) -> None:
+        total = entry.get("totalCostUSD")
+        if isinstance(total, int | float) and not isinstance(total, bool) and total >= 0:
+            self._claude_cost = float(total)
+            self._cost_since = 0.0
+            self._update_cost(at)
+
+    def _update_cost(self, at: float) -> None:
+        if self._claude_cost is not None:
+            self._set("cost_source", "claude", at)
+            self._set("cost_usd", round(self._claude_cost + self._cost_since, 6), at)
+        else:
+            self._set("cost_source", "computed", at)
+            self._set("cost_usd", round(self._cost_since, 6), at)
 
     def _end_of_turn(self, at: float) -> None:
         self._clear_tools(at)
@@ -308,6 +377,12 @@ class TranscriptReader:
                 tokens=self.tokens if "tokens" in d else None,
                 model=self.model if "model" in d else None,
                 current_tool=self.current_tool if "current_tool" in d else None,
+                context_tokens=self.context_tokens if "context_tokens" in d else None,
+                cost_usd=self.cost_usd if "cost_usd" in d else None,
+                cost_source=self.cost_source if "cost_source" in d else None,
+                retries=self.retries if "retries" in d else None,
+                title=self.title if "title" in d else None,
+                compacted="compacted" in d and self.context_tokens is None,
             )
         )
         self._dirty = set()

@@ -61,6 +61,7 @@ from .harness import (
     record_timing,
     wait_until,
 )
+from .versions import VERSIONS, Profile, profile
 
 
 class StartClaude(Protocol):
@@ -75,16 +76,39 @@ class StartClaude(Protocol):
     ) -> TmuxClaude: ...
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "claude_versions(*versions): run only on these Claude Code releases"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that starts Claude runs once per release of .ci/claude-versions, or on the
+    ones its ``claude_versions`` marker names (behaviour that differs between releases)."""
+    if "claude_version" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("claude_versions")
+    versions = [v for v in VERSIONS if marker is None or v in marker.args]
+    metafunc.parametrize("claude_version", versions, scope="session", ids=versions)
+
+
 @pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    """The pinned Claude Code binary; installs it (npm) into the cache when missing.
+def claude_bin(claude_version: str) -> Path:
+    """The pinned Claude Code binary of this release; installs it (npm) into the cache when
+    missing.
 
     Fails, never skips, when it cannot be installed: a missing CLI must not turn the e2e tier
     green."""
     try:
-        return install_claude()
+        return install_claude(claude_version)
     except HarnessError as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def claude_profile(claude_version: str) -> Profile:
+    """What tests do differently on this release (launch arguments, dialog guard, sleep)."""
+    return profile(claude_version)
 
 
 @pytest.fixture

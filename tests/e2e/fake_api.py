@@ -15,6 +15,9 @@ anything else             text "Hello from the fake model.", ``end_turn``
 ``WAIT:<seconds>``        nothing at all (not even headers) for that long, then the plain answer
 ``FAIL:<status>[:type]``  that HTTP status with an Anthropic-style error body
 ``STREAMFAIL:<type>``     one text delta, then an SSE ``error`` event of that type
+``CTX:<n> <text>``        the plain answer, its usage reporting ``n`` input tokens
+``BG:<cmd>``              like RUN, with ``run_in_background: true`` (description
+                          "background job")
 ========================  =====================================================================
 
 "The last user text" is the text that follows the last ``tool_result`` in the last user
@@ -96,6 +99,7 @@ class Script:
     stream_seconds: float = 0.0  # spread the text deltas over this many seconds
     stream_error: str | None = None  # end the stream with an SSE ``error`` of this type
     hold_seconds: float = 0.0  # say nothing at all for this long before answering
+    input_tokens: int = 50  # what the answer's usage reports
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,6 +207,8 @@ _FAIL_RE = re.compile(r"^FAIL:\s*(\d{3})(?::([a-z_]+))?", re.IGNORECASE)
 _STREAMFAIL_RE = re.compile(r"^STREAMFAIL:\s*([a-z_]+)", re.IGNORECASE)
 _WAIT_RE = re.compile(r"^WAIT:\s*([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
 _SLOW_RE = re.compile(r"^SLOW:\s*([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
+_CTX_RE = re.compile(r"^CTX:\s*([0-9]{1,9})\b", re.IGNORECASE)
+BACKGROUND_DESCRIPTION = "background job"
 
 
 def slow_answer() -> str:
@@ -268,6 +274,18 @@ def script_for(body: dict[str, Any]) -> tuple[Script, str | None]:
             _tool_use("Bash", {"command": command, "description": "run the requested command"}),
         ]
         return Script(blocks=blocks, stop_reason="tool_use"), text
+    if prompt.startswith("BG:") and "Bash" in tools:
+        command = prompt[len("BG:") :].strip()
+        tool_input = {
+            "command": command,
+            "description": BACKGROUND_DESCRIPTION,
+            "run_in_background": True,
+        }
+        blocks = [_text("Starting it in the background."), _tool_use("Bash", tool_input)]
+        return Script(blocks=blocks, stop_reason="tool_use"), text
+    ctx = _CTX_RE.match(prompt)
+    if ctx and tools:
+        return Script(blocks=[_text(PLAIN_ANSWER)], input_tokens=int(ctx.group(1))), text
     if prompt.startswith("ASK:") and "AskUserQuestion" in tools:
         question = prompt[len("ASK:") :].strip() or "Which one?"
         blocks = [_tool_use("AskUserQuestion", ask_user_question_input(question))]
@@ -291,16 +309,18 @@ def script_for(body: dict[str, Any]) -> tuple[Script, str | None]:
 # Writing an answer
 
 
-def _usage(output_tokens: int = 10) -> dict[str, Any]:
+def _usage(output_tokens: int = 10, input_tokens: int = 50) -> dict[str, Any]:
     return {
-        "input_tokens": 50,
+        "input_tokens": input_tokens,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "output_tokens": output_tokens,
     }
 
 
-def _message(model: str, blocks: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
+def _message(
+    model: str, blocks: list[dict[str, Any]], stop_reason: str, input_tokens: int = 50
+) -> dict[str, Any]:
     return {
         "id": "msg_" + uuid.uuid4().hex[:20],
         "type": "message",
@@ -309,7 +329,7 @@ def _message(model: str, blocks: list[dict[str, Any]], stop_reason: str) -> dict
         "content": blocks,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": _usage(),
+        "usage": _usage(input_tokens=input_tokens),
     }
 
 
@@ -330,7 +350,7 @@ def sse_events(model: str, script: Script) -> Iterator[tuple[str, dict[str, Any]
     """
     start = _message(model, [], "")
     start["stop_reason"] = None
-    start["usage"] = _usage(1)
+    start["usage"] = _usage(1, script.input_tokens)
     yield "message_start", {"type": "message_start", "message": start}, 0.0
     slow = script.stream_seconds > 0
     text_deltas = sum(len(_pieces(b["text"], slow)) for b in script.blocks if b["type"] == "text")
@@ -488,7 +508,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if not body.get("stream"):
-            self._send_json(200, _message(model, script.blocks, script.stop_reason))
+            self._send_json(
+                200, _message(model, script.blocks, script.stop_reason, script.input_tokens)
+            )
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

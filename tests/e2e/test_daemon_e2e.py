@@ -32,6 +32,7 @@ from tests.support import Daemon
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
 from .harness import (
+    NO_STATE_HOOKS,
     PERMISSION_QUESTION,
     REPO_ROOT,
     ClaudeHome,
@@ -41,7 +42,11 @@ from .harness import (
     record_timing,
     wait_until,
 )
+from .versions import OLDEST, Profile
 
+# Every test here runs on each release of .ci/claude-versions, except the one marked for
+# 2.1.197's classic flow (`sleep` runs unasked there; 2.1.332's flow is in
+# test_current_release_e2e.py). The profile gives each release's arguments, key guard and sleep.
 pytestmark = pytest.mark.e2e
 
 FEED_TIMEOUT = 15.0
@@ -148,8 +153,14 @@ def _squash(text: str) -> str:
 
 
 def submit(claude: TmuxClaude, text: str, timeout: float = 30.0) -> Stamp:
-    """Type ``text``, wait until it is in the input box, press Enter; return when the Enter
-    that submitted it was pressed (as TmuxClaude.send_text, which does not tell)."""
+    """Type ``text``, wait until it is in the input box, press Enter; return when the first
+    Enter was pressed (as TmuxClaude.send_text, which does not tell).
+
+    Enter is pressed again when the text still sits in the box 2 s later (an Enter taken in
+    with a paste is lost). On a loaded machine Claude may take that long to redraw after an
+    Enter it did take: the first press then submitted the text, and its UserPromptSubmit hook
+    started before the second. The first press is the one time no hook of this prompt precedes,
+    so `since` filters keep them; a latency from it can only come out longer, never shorter."""
     claude.type_text(text)
     needle = _squash(text)[-40:]
 
@@ -159,12 +170,14 @@ def submit(claude: TmuxClaude, text: str, timeout: float = 30.0) -> Stamp:
 
     wait_until(in_box, timeout, describe=lambda: f"{text!r} in the input box:\n{claude.screen()}")
     deadline = time.monotonic() + timeout
+    first: Stamp | None = None
     while True:
         pressed = Stamp.now()
+        first = first or pressed
         claude.press("Enter")
         try:
             wait_until(lambda: not in_box() or claude.pane_dead(), timeout=2.0)
-            return pressed
+            return first
         except TimeoutError:
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"Enter did not submit {text!r}:\n{claude.screen()}") from None
@@ -233,7 +246,7 @@ def expect_hooks(
     shown (from the session file or the transcript), so this waits for them."""
 
     def got() -> list[str]:
-        return [h for h in hooks(daemon, sid, since) if h not in skip]
+        return [h for h in hooks(daemon, sid, since) if h not in skip + NO_STATE_HOOKS]
 
     try:
         wait_until(lambda: got() == expected, timeout=20.0)
@@ -311,16 +324,19 @@ def wait_found(feed: FeedRecorder, sid: str, claude: TmuxClaude) -> dict[str, An
 # Scenarios 1-9: one Claude, one action after the other
 
 
+@pytest.mark.claude_versions(OLDEST)
 def test_one_session_through_its_life(
     purplemux_daemon: Daemon,
     start_claude: StartClaude,
     claude_home: ClaudeHome,
     connect_feed: Callable[[Daemon], FeedRecorder],
+    claude_profile: Profile,
 ) -> None:
     daemon = purplemux_daemon
     assert daemon.claude_dir == claude_home.config_dir
     feed = connect_feed(daemon)
-    claude = start_claude()
+    # The classic permission dialog (2.1.332 starts in auto mode unless told otherwise).
+    claude = start_claude(args=claude_profile.manual_args)
     sid = session_id_of(claude)
 
     # 1. Start: the session appears idle, with Claude's pane and pid, alive.
@@ -362,6 +378,7 @@ def test_one_session_through_its_life(
     assert named.wall < notification["at"], "the command was named only with the Notification"
     assert needs.wall < notification["at"], "needs-input came only with the Notification hook"
     assert feed.states(sid, mark) == ["busy", "needs-input"]
+    time.sleep(claude_profile.dialog_guard)  # 2.1.332's dialog ignores keys for about 1 s
     approve = press(claude, "Enter")
     done = feed.wait_state(sid, "review", since=needs.index, timeout=FEED_TIMEOUT)
     wait_file_idle(daemon, sid, approve.wall)
@@ -390,16 +407,18 @@ def test_one_session_through_its_life(
 
     # 4. Approve a tool that runs 3 s: busy on approval (the session file), before PostToolUse.
     mark = feed.mark()
-    sent = submit(claude, "RUN:touch y && sleep 3")
+    run_y = f"touch y && {claude_profile.sleep_command(3)}"  # plain `sleep` refused on 2.1.332
+    sent = submit(claude, f"RUN:{run_y}")
     on_screen = screen_shows(claude, PERMISSION_QUESTION)
     needs = feed.wait_state(sid, "needs-input", since=mark, timeout=FEED_TIMEOUT)
     measured("dialog_to_needs_input", needs.mono - on_screen.mono)
     feed.wait(
         sid,
-        lambda s: "touch y && sleep 3" in (s.get("waiting_for") or ""),
+        lambda s: run_y in (s.get("waiting_for") or ""),
         since=needs.index,
         what="needs-input naming the command",
     )
+    time.sleep(claude_profile.dialog_guard)  # 2.1.332's dialog ignores keys for about 1 s
     approve = press(claude, "Enter")
     busy = feed.wait_state(sid, "busy", since=needs.index, timeout=FEED_TIMEOUT)
     measured("approval_to_busy", busy.mono - approve.mono)
@@ -418,7 +437,7 @@ def test_one_session_through_its_life(
     # 5. Esc while a tool runs: no hook fires; the transcript marker and the session file
     #    bring the session back to idle.
     mark = feed.mark()
-    esc_turn = submit(claude, "RUN:sleep 30")
+    esc_turn = submit(claude, f"RUN:{claude_profile.sleep_command(30)}")
     wait_hook(daemon, sid, "PreToolUse", esc_turn.wall)
     claude.wait_screen("Running…")
     busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)

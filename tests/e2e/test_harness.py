@@ -28,8 +28,10 @@ from .harness import (
     transcript_texts,
     wait_until,
 )
+from .versions import OLDEST
 
-pytestmark = pytest.mark.e2e
+# These record 2.1.197's facts (claude-code.md); 2.1.332's are in test_current_release_e2e.py.
+pytestmark = [pytest.mark.e2e, pytest.mark.claude_versions(OLDEST)]
 
 
 def without_notifications(events: list[str]) -> list[str]:
@@ -68,7 +70,7 @@ def test_start_fires_session_start_and_shows_prompt(
     assert start.get("cwd") == str(claude_home.project)
     assert "Claude Code v2.1.197" in screen
     assert input_box(screen) == ""
-    assert hook_log.events() == ["SessionStart"]
+    assert hook_log.state_events() == ["SessionStart"]
 
     session_id = start.get("session_id")
     assert start.get("transcript_path") == str(claude_home.transcript(session_id))
@@ -91,7 +93,7 @@ def test_plain_prompt_gets_the_fake_answer(
 
     stop = run_turn(claude, hook_log, "hello there")
 
-    assert hook_log.events(n) == ["UserPromptSubmit", "Stop"]
+    assert hook_log.state_events(n) == ["UserPromptSubmit", "Stop"]
     submit = hook_log.calls()[n]
     assert submit.get("prompt") == "hello there"
     assert submit.pane == stop.pane == claude.pane_id
@@ -141,7 +143,7 @@ def test_tool_permission_dialog_approved_with_enter(
     claude.wait_ready()
 
     assert (claude_home.project / "x").exists()
-    assert without_notifications(hook_log.events(n)) == [
+    assert without_notifications(hook_log.state_events(n)) == [
         "UserPromptSubmit",
         "PreToolUse",
         "PermissionRequest",
@@ -187,7 +189,12 @@ def test_esc_while_a_tool_runs_fires_no_stop(
 
     # The proof that the interrupt fired no hook: the next prompt's hooks follow directly.
     run_turn(claude, hook_log, "hello again")
-    assert hook_log.events(n) == ["UserPromptSubmit", "PreToolUse", "UserPromptSubmit", "Stop"]
+    assert hook_log.state_events(n) == [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "UserPromptSubmit",
+        "Stop",
+    ]
     # The next request carries the rejected tool_result, the marker and the new prompt in one
     # user message; the fake scripts by the text after the tool_result.
     assert fake_api.messages_requests("main")[-1].last_user_text == "hello again"
@@ -217,7 +224,7 @@ def test_esc_while_the_answer_streams_fires_no_stop(
     )
 
     run_turn(claude, hook_log, "hello again")
-    assert hook_log.events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
+    assert hook_log.state_events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
 
 
 def test_esc_before_any_output_puts_the_prompt_back(
@@ -242,7 +249,7 @@ def test_esc_before_any_output_puts_the_prompt_back(
     claude.press("C-u")  # clear the input box
     claude.wait_screen(lambda s: input_box(s) == "")
     run_turn(claude, hook_log, "hello again")
-    assert hook_log.events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
+    assert hook_log.state_events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
     texts = transcript_texts(read_transcript(Path(start.get("transcript_path"))))
     assert "WAIT:30" in texts
     assert not [t for t in texts if t.startswith("[Request interrupted")]
@@ -264,7 +271,12 @@ def test_api_error_fires_stop_failure(
     assert [(r.status, r.last_user_text) for r in failed] == [(400, "FAIL:400")]
 
     run_turn(claude, hook_log, "hello again")
-    assert hook_log.events(n) == ["UserPromptSubmit", "StopFailure", "UserPromptSubmit", "Stop"]
+    assert hook_log.state_events(n) == [
+        "UserPromptSubmit",
+        "StopFailure",
+        "UserPromptSubmit",
+        "Stop",
+    ]
 
 
 def test_ask_user_question(claude: TmuxClaude, hook_log: HookLog) -> None:
@@ -297,7 +309,7 @@ def test_ask_user_question(claude: TmuxClaude, hook_log: HookLog) -> None:
     claude.wait_ready()
     post = hook_log.wait_for("PostToolUse", since=n)
     assert post.get("tool_input", {}).get("answers") == {question: "Red"}
-    assert hook_log.events(n) == [
+    assert hook_log.state_events(n) == [
         "UserPromptSubmit",
         "PreToolUse",
         "PermissionRequest",
@@ -321,7 +333,7 @@ def test_exit_fires_session_end(
     assert end.pane == claude.pane_id
     claude.wait_exit()
     wait_until(lambda: not session_file.exists(), describe=f"{session_file} to be removed")
-    assert hook_log.events(n) == ["SessionEnd"]
+    assert hook_log.state_events(n) == ["SessionEnd"]
 
 
 def test_extra_args_reach_claude_disable_all_hooks(
@@ -338,7 +350,7 @@ def test_extra_args_reach_claude_disable_all_hooks(
         lambda: any(e.get("subtype") == "turn_duration" for e in read_transcript(transcript)),
         describe=f"turn_duration in {transcript}",
     )
-    assert hook_log.events() == []
+    assert hook_log.state_events() == []
 
 
 def test_failing_tool_fires_post_tool_use_failure(claude: TmuxClaude, hook_log: HookLog) -> None:
@@ -346,7 +358,12 @@ def test_failing_tool_fires_post_tool_use_failure(claude: TmuxClaude, hook_log: 
     n = len(hook_log)
     # A read-only command runs without asking; this one exits non-zero.
     stop = run_turn(claude, hook_log, "RUN:ls missing-dir")
-    assert hook_log.events(n) == ["UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "Stop"]
+    assert hook_log.state_events(n) == [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUseFailure",
+        "Stop",
+    ]
     failure = hook_log.wait_for("PostToolUseFailure", since=n)
     assert failure.get("tool_name") == "Bash"
     assert stop.get("last_assistant_message") == DONE_ANSWER
@@ -362,5 +379,5 @@ def test_bypass_permissions_mode_runs_tools_without_a_dialog(
     n = len(hook_log)
     run_turn(claude, hook_log, "RUN:touch y")
     assert (claude_home.project / "y").exists()
-    assert hook_log.events(n) == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+    assert hook_log.state_events(n) == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
     assert hook_log.calls()[n].get("permission_mode") == "bypassPermissions"

@@ -2,46 +2,98 @@
 
 from __future__ import annotations
 
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.notify.message import BODY_LIMIT, push_payload, shorten, urgency_for
+from dataclasses import replace
+
+from purplemux.model import BackgroundTask, PendingTool, Session, State, TmuxLocation
+from purplemux.notify.message import (
+    BODY_LIMIT,
+    TITLE_LIMIT,
+    body,
+    push_payload,
+    shorten,
+    title,
+    urgency_for,
+)
+from purplemux.present import present
+from purplemux.session_facts import WAITING_FOR
 
 
-def test_needs_input_names_project_pane_and_what_it_waits_for() -> None:
+def test_needs_input_says_name_what_is_needed_and_the_command() -> None:
     s = Session(
         id="abc",
         state=State.NEEDS_INPUT,
-        cwd="/home/u/shop/",
-        tmux=TmuxLocation(pane="%7"),
+        cwd="/home/u/api-server/",
+        tmux=TmuxLocation(pane="%7", session="work"),
         waiting_for="Bash: rm -rf build\n  && make",
+        pending_tool=PendingTool("Bash", "d1"),
     )
     assert push_payload(s) == {
-        "title": "needs input: shop · %7",
-        "body": "Waiting for: Bash: rm -rf build && make",
+        "title": "api-server · needs your approval: Bash rm -rf build && make",
+        "body": "tmux session work · pane %7 · /home/u/api-server/",
         "tag": "purplemux-abc",
         "session_id": "abc",
         "state": "needs-input",
         "url": "/#session-abc",
     }
     assert urgency_for(s.state) == "high"
+    # Claude's own name wins over the folder.
+    assert title(replace(s, title="fix-the-build")).startswith(
+        "fix-the-build · needs your approval"
+    )
 
 
-def test_needs_input_without_details() -> None:
-    s = Session(id="abc", state=State.NEEDS_INPUT, cwd="/w/api")
-    assert push_payload(s)["body"] == "Waiting for your input"
-    assert push_payload(s)["title"] == "needs input: api"
+def test_needs_input_kinds() -> None:
+    base = Session(id="abc", state=State.NEEDS_INPUT, cwd="/w/api")
+    question = replace(
+        base, waiting_for="Which colour?", pending_tool=PendingTool("AskUserQuestion", "q")
+    )
+    assert title(question) == "api · needs your answer: Which colour?"
+    assert title(replace(base, waiting_for="a question")) == "api · needs your answer"
+    # 2.1.332's auto-mode approval: only the session file tells, PreToolUse named the tool.
+    auto = replace(base, waiting_for="Bash: touch x", current_tool="Bash: touch x")
+    assert title(auto) == "api · needs your approval: Bash touch x"
+    assert title(replace(base, waiting_for="permission prompt")) == "api · needs your approval"
+    dialog = replace(base, waiting_for=WAITING_FOR["dialog open"])
+    assert title(dialog) == "api · needs your choice: auto mode can't check this action"
+    assert title(base) == "api · needs your input"
+    assert body(base) == "/w/api"
 
 
-def test_review_shows_the_answer_or_the_error() -> None:
+def test_review_says_finished_and_the_tasks_still_running() -> None:
     s = Session(id="abc", state=State.REVIEW, cwd="/w/api", snippet="Done. I renamed the module.")
+    assert push_payload(s)["title"] == "api · review: finished"
     assert push_payload(s)["body"] == "Done. I renamed the module."
-    failed = Session(id="abc", state=State.REVIEW, snippet="partial", error="rate_limit")
-    assert push_payload(failed)["body"] == "Failed: rate_limit"
-    assert push_payload(Session(id="abc", state=State.REVIEW))["body"]
+    task = BackgroundTask("b1", "shell", "background job")
+    running = replace(s, background_tasks=(task,))
+    assert push_payload(running)["title"] == "api · review: finished · 1 task still running"
+    failed = Session(
+        id="abc", state=State.REVIEW, cwd="/w/api", snippet="partial", error="overloaded"
+    )
+    assert push_payload(failed)["title"] == "api · failed: overloaded"
+    assert push_payload(failed)["body"] == "partial"
+    why = replace(failed, error_kind="server_error", snippet="overloaded")
+    assert push_payload(why)["title"] == "api · failed (overloaded or failing API): overloaded"
+    assert push_payload(why)["body"] == "/w/api"  # the snippet is the error itself
     assert urgency_for(State.REVIEW) == "normal"
 
 
-def test_title_without_a_cwd_uses_the_session_id() -> None:
-    assert push_payload(Session(id="0123456789", state=State.REVIEW))["title"] == "review: 01234567"
+def test_without_a_name_or_folder_the_id_names_it_as_in_the_json() -> None:
+    s = Session(id="0123456789", state=State.REVIEW)
+    assert push_payload(s)["title"] == "session 01234567 · review: finished"
+    assert s.to_json()["name"] == present(s).name == "session 01234567"
+
+
+def test_the_title_keeps_the_need_and_cuts_a_long_command() -> None:
+    s = Session(
+        id="a",
+        state=State.NEEDS_INPUT,
+        cwd="/w/api",
+        waiting_for="Bash: " + "x " * 200,
+        pending_tool=PendingTool("Bash", "d"),
+    )
+    got = title(s)
+    assert got.startswith("api · needs your approval: Bash x x") and got.endswith("…")
+    assert len(got) <= TITLE_LIMIT
 
 
 def test_long_bodies_are_cut_at_a_word() -> None:

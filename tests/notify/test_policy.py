@@ -87,3 +87,21 @@ def test_bad_settings_are_refused() -> None:
         PushPolicy(cooldown=-1)
     with pytest.raises(ValueError):
         PushPolicy(remember=0)
+
+
+def test_context_alerts_once_per_entry_into_critical() -> None:
+    from purplemux.notify.policy import ContextAlerts
+
+    alerts = ContextAlerts()
+    alerts.seed("old", "critical")  # already critical when the daemon started: no alert
+    assert not alerts.entered_critical("old", "critical")
+    seen = [
+        alerts.entered_critical("s", band)
+        for band in ("", "healthy", "warning", "critical", "critical", "compacting", "critical")
+    ]
+    # Once on entry; a compaction running and falling back to critical is not a new entry.
+    assert seen == [False, False, False, True, False, False, False]
+    assert not alerts.entered_critical("s", "healthy")
+    assert alerts.entered_critical("s", "critical")  # after dropping below: a new entry
+    alerts.forget("s")
+    assert alerts.entered_critical("s", "critical")  # forgotten: counted from below again

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,8 +77,8 @@ def test_one_push_per_entry_naming_the_project_and_the_ask(
     hook(daemon, "p1", "PermissionRequest", tool_name="Bash", tool_input=tool)
     (first,) = pushes(service, sub, 1)
     assert first["state"] == "needs-input"
-    assert "shop-api" in first["title"] and "%7" in first["title"]
-    assert "kubectl apply -f prod.yaml" in first["body"]
+    assert first["title"] == "shop-api · needs your approval: Bash kubectl apply -f prod.yaml"
+    assert "pane %7" in first["body"]
     assert service.for_subscription(sub)[0].headers.get("urgency") == "high"
     # The late permission Notification for the same dialog pushes nothing; the end of the turn does.
     hook(daemon, "p1", "Notification", notification_type="permission_prompt", message="needs you")
@@ -148,3 +149,81 @@ def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
         assert "Tests are green." in args
     finally:
         d.stop()
+
+
+def _reply(sid: str, n: int, input_tokens: int) -> str:
+    """One main-chain assistant reply with its usage, as Claude writes it to the transcript."""
+    message = {
+        "id": f"msg_{n}",
+        "model": "claude-opus-4-1",
+        "role": "assistant",
+        "content": [{"type": "text", "text": f"reply {n}"}],
+        "usage": {"input_tokens": input_tokens, "output_tokens": 10},
+    }
+    entry = {
+        "type": "assistant",
+        "uuid": f"u{n}",
+        "sessionId": sid,
+        "isSidechain": False,
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        + f".{int(time.time() * 1000) % 1000:03d}Z",
+        "message": message,
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_opt_in_push_once_per_entry_into_the_critical_context_band(
+    tmp_path: Path, service: FakePushService
+) -> None:
+    d = Daemon(
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        env_extra={"PURPLEMUX_NOTIFY_CONTEXT": "1"},
+    ).start()
+    try:
+        sub = service.subscribe()
+        subscribe(d, sub)
+        transcript = tmp_path / "c1.jsonl"
+        transcript.write_text("")
+        hook(d, "c1", "UserPromptSubmit", prompt="go", transcript_path=str(transcript))
+
+        def band_is(band: str) -> bool:
+            s = d.session("c1") or {}
+            return (s.get("context") or {}).get("band") == band
+
+        for n, tokens, band in [
+            (1, 150_000, "warning"),
+            (2, 175_000, "critical"),  # an entry: one push
+            (3, 180_000, "critical"),  # still critical: nothing
+            (4, 100_000, "healthy"),  # compacted
+            (5, 172_000, "critical"),  # a second entry: a second push
+        ]:
+            with transcript.open("a") as f:
+                f.write(_reply("c1", n, tokens))
+            wait_for(lambda b=band: band_is(b))  # type: ignore[misc]
+        first, second = pushes(service, sub, 2)
+        assert first["title"] == "context critical: shop-api · %7"
+        assert first["body"].startswith("ctx 88% — 175000 of 200000 tokens in context")
+        assert second["body"].startswith("ctx 86%")
+        # Nothing else came in between: the turn's end pushes next, as the third.
+        hook(d, "c1", "Stop", last_assistant_message="Done.", transcript_path=str(transcript))
+        *_, third = pushes(service, sub, 3)
+        assert third["state"] == "review" and len(service.for_subscription(sub)) == 3
+        assert not service.errors
+    finally:
+        d.stop()
+
+
+def test_context_push_is_off_by_default(
+    daemon: Daemon, service: FakePushService, tmp_path: Path
+) -> None:
+    sub = service.subscribe()
+    subscribe(daemon, sub)
+    transcript = tmp_path / "c2.jsonl"
+    transcript.write_text("")
+    hook(daemon, "c2", "UserPromptSubmit", prompt="go", transcript_path=str(transcript))
+    transcript.write_text(_reply("c2", 1, 180_000))
+    wait_for(lambda: ((daemon.session("c2") or {}).get("context") or {}).get("band") == "critical")
+    hook(daemon, "c2", "Stop", last_assistant_message="Done.", transcript_path=str(transcript))
+    (only,) = pushes(service, sub, 1)
+    assert only["state"] == "review"

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
-from purplemux.model import Session, State, TmuxLocation
+from purplemux.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload
 
 from .conftest import LAUNCH_ARGS, Site
@@ -84,6 +84,7 @@ def test_push_message_shows_a_notification(web_page: Page, site: Site) -> None:
         cwd="/home/dev/shop",
         tmux=TmuxLocation(pane="%4"),
         waiting_for='Bash: git push --force "origin"',
+        pending_tool=PendingTool("Bash", "d"),
     )
     payload = push_payload(session)
 
@@ -94,8 +95,8 @@ def test_push_message_shows_a_notification(web_page: Page, site: Site) -> None:
 
     [shown] = poll(web_page, lambda: web_page.evaluate(NOTIFICATIONS))
     assert shown == {
-        "title": "needs input: shop · %4",
-        "body": 'Waiting for: Bash: git push --force "origin"',
+        "title": 'shop · needs your approval: Bash git push --force "origin"',
+        "body": "pane %4 · /home/dev/shop",
         "tag": "purplemux-sess-9",
         "data": {"url": "/#session-sess-9", "session_id": "sess-9"},
     }

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from purplemux.model import Session, State, TmuxLocation
+from purplemux.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload, urgency_for
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender
@@ -52,6 +52,7 @@ def waiting_session() -> Session:
         cwd="/home/dev/projects/shop",
         tmux=TmuxLocation(pane="%3", session="work", window="1"),
         waiting_for="Bash: npm run deploy --prod",
+        pending_tool=PendingTool("Bash", "d"),
     )
 
 
@@ -75,8 +76,8 @@ async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
     assert service.errors == []
     assert report.delivered == (sub.endpoint,) and report.ok
     [delivery] = service.for_subscription(sub)
-    assert delivery.json["title"] == "needs input: shop · %3"
-    assert "npm run deploy --prod" in delivery.json["body"]
+    assert delivery.json["title"] == "shop · needs your approval: Bash npm run deploy --prod"
+    assert delivery.json["body"] == "tmux session work · pane %3 · /home/dev/projects/shop"
     assert delivery.json["session_id"] == "sess-1"
     assert delivery.json["tag"] == "purplemux-sess-1"
     assert delivery.json["url"] == "/#session-sess-1"

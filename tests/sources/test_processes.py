@@ -139,6 +139,7 @@ class Claim:
     pid: int
     session_id: str
     ok: bool = True
+    cwd: str | None = None
 
     def started_as(self, create_time: float) -> bool:
         return self.ok
@@ -160,7 +161,7 @@ def claude_pids(server: Server) -> tuple[int, int]:
 @pytest.mark.asyncio
 async def test_poller_seen_then_gone(server: Server) -> None:
     own, child = claude_pids(server)
-    claims = [Claim(own, "sess-a")]
+    claims = [Claim(own, "sess-a", cwd="/home/dev/proj")]
     poller = ProcessPoller(lambda: claims, default_socket=False, clock=lambda: 123.0)
     poller.add_socket(server.socket)
     # sess-b is known only by the pane its hooks reported.
@@ -172,6 +173,8 @@ async def test_poller_seen_then_gone(server: Server) -> None:
     assert (a.pid, a.at, a.source) == (own, 123.0, Source.PROCESS)
     assert a.tmux is not None and (a.tmux.pane, a.tmux.session, a.tmux.window) == ("%0", "t", "0")
     assert a.tmux.socket == server.socket
+    # The folder the session file names comes along (2.1.332 writes the file before its status).
+    assert (a.cwd, b.cwd) == ("/home/dev/proj", None)
     assert b.pid == child and b.tmux is not None and b.tmux.pane == "%1"
     assert await poller.poll(known) == []  # nothing changed
     again = ProcessPoller(

@@ -343,7 +343,7 @@ async function notifyLocally(s) {
   try {
     const push = await import("/static/push.js");
     // Same words and tag as the daemon's Web Push for this session, so one replaces the other.
-    await push.showLocalNotification(s.view.headline, s.view.reason, `purplemux-${s.id}`, {
+    await push.showLocalNotification(s.view.headline, s.view.notice, `purplemux-${s.id}`, {
       session_id: s.id,
       url: `/#session-${s.id}`,
     });

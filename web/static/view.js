@@ -76,6 +76,26 @@ export function fillRow(row, v, now) {
   setText(pane, v.pane);
   show(pane, Boolean(v.pane));
 
+  const mode = slot(row, "mode");
+  setText(mode, v.mode);
+  show(mode, Boolean(v.mode));
+  mode.toggleAttribute("data-bypass", v.bypass);
+  mode.title = `permission mode: ${v.permission_mode}`;
+
+  // The facts line: context bar (coloured by band), cost, retries, background tasks.
+  const ctx = slot(row, "ctx");
+  const hasCtx = v.context_percent !== null && v.context_percent !== undefined;
+  if (hasCtx) ctx.value = Math.min(v.context_percent, 100);
+  if (ctx.dataset.band !== v.context_band) ctx.dataset.band = v.context_band;
+  ctx.title = v.context_title;
+  show(ctx, hasCtx);
+  for (const name of ["ctx-text", "cost", "retrying", "tasks"]) {
+    const key = name === "ctx-text" ? "context_text" : name;
+    setText(slot(row, name), v[key]);
+    show(slot(row, name), Boolean(v[key]));
+  }
+  show(slot(row, "facts"), Boolean(v.context_text || v.cost || v.tasks || v.retrying));
+
   const since = slot(row, "since");
   const sinceValue = String(v.since);
   if (since.dataset.since !== sinceValue) {
