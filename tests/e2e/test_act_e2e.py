@@ -29,24 +29,14 @@ from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
 
 from .conftest import StartClaude
-from .harness import TmuxClaude, install_claude, wait_until
+from .harness import TmuxClaude, wait_until
+from .versions import CURRENT, OLDEST, VERSIONS, profile
 
 pytestmark = pytest.mark.e2e
 
-VERSIONS = ["2.1.197", "2.1.332"]
-"""The Claude Code releases these tests run against (a shared list can replace this one)."""
-CLASSIC_ARGS = {"2.1.197": [], "2.1.332": ["--permission-mode", "default"]}
-"""Arguments that give the classic permission dialog (2.1.332's default is auto mode)."""
-
-
-@pytest.fixture(params=VERSIONS)
-def claude_version(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def claude_bin(claude_version: str) -> Path:
-    return install_claude(claude_version)
+CLASSIC_ARGS = {v: list(profile(v).manual_args) for v in VERSIONS}
+"""Arguments that give the classic permission dialog (2.1.332's default is auto mode); the
+releases come from .ci/claude-versions, and conftest parametrizes `claude_version` over them."""
 
 
 @pytest.fixture
@@ -262,7 +252,7 @@ def test_question_answered_with_its_second_option(
 
 
 # Auto mode's safety check, and its No-first approval, exist from 2.1.332 on.
-@pytest.mark.parametrize("claude_version", [v for v in VERSIONS if v != "2.1.197"])
+@pytest.mark.claude_versions(*(v for v in VERSIONS if v != OLDEST))
 def test_auto_mode_no_first_approval_answered_yes_by_label(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
@@ -454,7 +444,7 @@ def registration_id(page: Page, cdp: CDPSession, origin: str) -> str:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("claude_version", ["2.1.332"])
+@pytest.mark.claude_versions(CURRENT)
 def test_push_notification_action_yes_answers_the_permission(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
