@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
-from tests.conftest import load_hooks
 from tests.support import post_hook, settings_for
+from tests.support.samples import load_hooks
 
 
 def test_health_needs_no_token(tmp_path: Path) -> None:

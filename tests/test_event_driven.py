@@ -17,7 +17,7 @@ import pytest
 
 from purplemux.tmux_control import TmuxControl
 from tests.support import Daemon, run_hook, wait_for
-from tests.test_live_sources import CWD, FakeClaude
+from tests.support.fake_claude import CWD, FakeClaude
 
 A_DAY = "86400"
 

@@ -21,7 +21,7 @@ from purplemux.history import (
 from purplemux.machine import IDLE_GRACE, fold
 from purplemux.model import Session, State, Tokens
 from purplemux.timeline import Timeline
-from tests.test_machine import hook_events
+from tests.support.samples import hook_events
 
 IDLE, BUSY, NEEDS, REVIEW = State.IDLE, State.BUSY, State.NEEDS_INPUT, State.REVIEW
 SID = "h1"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from purplemux.cli import main
-from tests.browser.sessions import hook, wait_state
 from tests.support import Daemon
+from tests.support.browser import hook, wait_state
 
 SID = "hist-1"
 TOOL = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import os
 import re
@@ -11,36 +10,24 @@ import shutil
 import socket
 import statistics
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from purplemux.sources.spool import parse_spool
-from tests.conftest import load_hooks
+from tests.support.fake_daemon import PAYLOAD, TOKEN, FakeDaemon, make_home
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "hooks" / "status-hook.sh"
 DASH = shutil.which("dash") or "/usr/bin/dash"
-TOKEN = "tok-" + "7f3a9c" * 6
 TMUX = "/tmp/tmux-1000/my \"odd\" 'sock' name,4242,0"
 PANE = "%7"
 
 T = TypeVar("T")
-
-
-def payload() -> bytes:
-    """A real PermissionRequest payload, plus text no shell may touch."""
-    line = next(h for h in load_hooks() if h["payload"]["hook_event_name"] == "PermissionRequest")
-    data = dict(line["payload"], note="quotes \" ' $HOME `id` \\n, ünïcødé, 🚀")
-    return json.dumps(data, ensure_ascii=False).encode() + b"\n"
-
-
-PAYLOAD = payload()
 
 
 def wait_for(condition: Callable[[], T], what: str, timeout: float = 10.0) -> T:
@@ -55,80 +42,11 @@ def wait_for(condition: Callable[[], T], what: str, timeout: float = 10.0) -> T:
         time.sleep(0.005)
 
 
-@dataclass
-class Request:
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class FakeDaemon:
-    """A tiny HTTP server standing in for the daemon's POST /api/hooks."""
-
-    status: int = 200
-    delay: float = 0.0
-    requests: list[Request] = field(default_factory=list)
-    received: threading.Event = field(default_factory=threading.Event)
-    answered: threading.Event = field(default_factory=threading.Event)
-    port: int = 0
-
-
-def start_daemon(daemon: FakeDaemon) -> http.server.ThreadingHTTPServer:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            daemon.requests.append(Request(headers={"path": self.path, **headers}, body=body))
-            daemon.received.set()
-            if daemon.delay:
-                daemon.answered.wait(daemon.delay)  # hold the request in flight
-            self.send_response(daemon.status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            daemon.answered.set()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    daemon.port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., FakeDaemon]]:
-    servers: list[http.server.ThreadingHTTPServer] = []
-
-    def make(status: int = 200, delay: float = 0.0) -> FakeDaemon:
-        daemon = FakeDaemon(status=status, delay=delay)
-        servers.append(start_daemon(daemon))
-        return daemon
-
-    yield make
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
-
-
-def make_home(tmp_path: Path, port: int | None) -> Path:
-    """A daemon home as the daemon leaves it: port file, auth-header file (0600)."""
-    home = tmp_path / "purplemux-home"
-    home.mkdir(parents=True)
-    if port is not None:
-        (home / "port").write_text(f"{port}\n")
-    auth = home / "auth-header"
-    auth.write_text(f"Authorization: Bearer {TOKEN}\n")
-    auth.chmod(0o600)
-    return home
 
 
 @dataclass

@@ -20,9 +20,8 @@ from purplemux.machine import (
     step,
 )
 from purplemux.model import Session, State, TmuxLocation
-from purplemux.sources.hooks import to_event
 from purplemux.timeline import Timeline
-from tests.conftest import load_hooks
+from tests.support.samples import EXPECTED, hook_events
 
 SID = "s1"
 
@@ -30,18 +29,6 @@ SID = "s1"
 def make(kind: Kind, at: float = 10.0, **fields: Any) -> Event:
     cls = ev.EVENT_TYPES[kind]
     return cls(session_id=SID, at=at, id=f"{kind}-{at}", **fields)
-
-
-def hook_events(name: str = "hooks.jsonl") -> list[Event]:
-    out = []
-    for n, line in enumerate(load_hooks(name)):
-        headers = {
-            "x-purplemux-event-id": f"e{n}",
-            "x-purplemux-ts": str(int(line["ts"] * 1e9)),
-            "x-purplemux-pane": line["tmux_pane"],
-        }
-        out.append(to_event(line["payload"], headers, now=0.0))
-    return out
 
 
 def test_every_pair_is_listed() -> None:
@@ -91,31 +78,6 @@ def test_states_prints_markdown_and_mermaid() -> None:
 
 
 # --- the captured real scenario -------------------------------------------------------------
-
-EXPECTED = [
-    ("SessionStart", "054c", State.IDLE),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("PreToolUse", "054c", State.BUSY),
-    ("PermissionRequest", "054c", State.NEEDS_INPUT),
-    ("Notification", "054c", State.NEEDS_INPUT),
-    ("PostToolUse", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("PreToolUse", "054c", State.BUSY),  # then Esc: no hook (the transcript tells)
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("PreCompact", "054c", State.REVIEW),
-    ("SubagentStop", "054c", State.REVIEW),
-    ("SessionStart", "054c", State.REVIEW),  # source=compact
-    ("PostCompact", "054c", State.REVIEW),
-    ("SessionEnd", "054c", State.IDLE),
-    ("SessionStart", "d609", State.IDLE),
-    ("UserPromptSubmit", "d609", State.BUSY),
-    ("Stop", "d609", State.REVIEW),
-    ("SessionEnd", "d609", State.IDLE),
-]
 
 
 def test_real_scenario_state_after_every_hook() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import load_hooks
 from tests.support import Daemon, run_hook, wait_for
-from tests.test_machine import EXPECTED
+from tests.support.samples import EXPECTED, load_hooks
 
 
 def test_captured_scenario_through_the_real_hook_script(daemon: Daemon) -> None:

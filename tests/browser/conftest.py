@@ -6,10 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserType, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserType, Page, Playwright, sync_playwright
 
 from tests.chromium import LAUNCH_ARGS, require
 from tests.support import Daemon
+from tests.support.browser import sign_in
 
 
 @pytest.fixture(scope="session")
@@ -67,14 +68,6 @@ def errors(page: Page) -> list[str]:
         ),
     )
     return seen
-
-
-def sign_in(page: Page, daemon: Daemon) -> Page:
-    """Open the login link as `purplemux open` would, and wait until the page is live."""
-    page.goto(f"{daemon.url}/?token={daemon.token}")
-    assert page.url == daemon.url + "/"
-    expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
-    return page
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from purplemux.model import Session, State
 from purplemux.present import present
-from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
 from tests.support import Daemon
+from tests.support.browser import PROMPT_TOOL, hook, make, wait_state
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.sessions import hook, wait_state
 from tests.support import Daemon
+from tests.support.browser import hook, wait_state
 
 pytestmark = pytest.mark.browser
 

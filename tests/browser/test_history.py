@@ -8,9 +8,8 @@ import time
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import sign_in
-from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
 from tests.support import Daemon
+from tests.support.browser import PROMPT_TOOL, hook, make, sign_in, wait_state
 
 pytestmark = pytest.mark.browser
 

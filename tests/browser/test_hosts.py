@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import sign_in
 from tests.support import Daemon, wait_for
+from tests.support.browser import sign_in
 from tests.support.hosts import (
     RedisServer,
     health,

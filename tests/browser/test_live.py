@@ -14,9 +14,8 @@ from playwright.sync_api import Page, WebSocketRoute, expect
 
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.present import session_json
-from tests.browser.conftest import sign_in
-from tests.browser.sessions import PROMPT_TOOL, hook, make, wait_state
 from tests.support import Daemon
+from tests.support.browser import PROMPT_TOOL, hook, make, sign_in, wait_state
 
 pytestmark = pytest.mark.browser
 

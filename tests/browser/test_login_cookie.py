@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.conftest import sign_in
 from tests.support import Daemon
+from tests.support.browser import sign_in
 
 pytestmark = pytest.mark.browser
 

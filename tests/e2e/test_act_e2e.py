@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
 
-from tests.browser.conftest import sign_in
 from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
+from tests.support.browser import sign_in
 
 from .conftest import StartClaude
 from .harness import TmuxClaude, wait_until

@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 from purplemux.server.app import create_app
 from tests.hardening.helpers import NO_NETWORK, ErrorLog
 from tests.support import settings_for
-from tests.test_hook_script import serve  # noqa: F401 - the fake daemon fixture, shared here
 
 
 @pytest.fixture(scope="module")

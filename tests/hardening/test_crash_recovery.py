@@ -18,11 +18,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
 from tests.support import REPO, Daemon, free_port, settings_for, wait_for
-from tests.test_hook_script import (
-    PAYLOAD,
-    FakeDaemon,
-    make_home,
-)
+from tests.support.fake_daemon import PAYLOAD, FakeDaemon, make_home
 
 HOOK = REPO / "hooks" / "status-hook.sh"
 

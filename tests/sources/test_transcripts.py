@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import tracemalloc
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +21,10 @@ from purplemux.sources.transcripts import (
     read_tail_state,
     transcript_path,
 )
+from tests.support.transcripts import collect, end, line, prompt, stops
 
 FIRST = "054cd48c-887f-45cb-8bc0-ebcb7e4963ae"
 SECOND = "d609f628-538a-4c5d-85ed-fe6cd59e8601"
-
-
-def line(**entry: Any) -> bytes:
-    return (json.dumps(entry) + "\n").encode()
-
-
-def prompt(uuid: str, text: str = "do it", ts: str = "2026-01-01T00:00:00Z") -> bytes:
-    return line(type="user", uuid=uuid, timestamp=ts, message={"role": "user", "content": text})
 
 
 def assistant(uuid: str, mid: str, blocks: list[dict[str, Any]], **extra: Any) -> bytes:
@@ -42,10 +33,6 @@ def assistant(uuid: str, mid: str, blocks: list[dict[str, Any]], **extra: Any) -
     return line(
         type="assistant", uuid=uuid, timestamp="2026-01-01T00:00:01Z", message=message, **extra
     )
-
-
-def end(uuid: str, subtype: str = "turn_duration") -> bytes:
-    return line(type="system", subtype=subtype, uuid=uuid, timestamp="2026-01-01T00:00:02Z")
 
 
 def state_events(events: list[Event]) -> list[Event]:
@@ -324,24 +311,6 @@ def test_read_tail_state(tmp_path: Path, samples: Path) -> None:
 
 
 # --- the tailer ------------------------------------------------------------------------------
-
-
-async def collect(
-    agen: AsyncIterator[list[Event]], until: Callable[[list[Event]], bool], timeout: float = 10.0
-) -> list[Event]:
-    """Gather batches until the predicate holds over everything seen (fails at the deadline)."""
-    seen: list[Event] = []
-
-    async def run() -> None:
-        while not until(seen):
-            seen.extend(await agen.__anext__())
-
-    await asyncio.wait_for(run(), timeout)
-    return seen
-
-
-def stops(events: list[Event]) -> list[str]:
-    return [e.id for e in events if isinstance(e, Stop)]
 
 
 @pytest.mark.asyncio

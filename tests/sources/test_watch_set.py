@@ -9,7 +9,7 @@ import pytest
 
 from purplemux.sources import watch
 from purplemux.sources.transcripts import TranscriptTailer
-from tests.sources.test_transcripts import collect, end, prompt, stops
+from tests.support.transcripts import collect, end, prompt, stops
 
 
 @pytest.mark.asyncio

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import http.server
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.server.app import create_app
 from tests.support.daemon import Daemon
+from tests.support.fake_daemon import FakeDaemon, start_daemon
 from tests.support.hooks import settings_for
 
 
@@ -28,3 +30,19 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         token = (tmp_path / "home" / "token").read_text().strip()
         c.headers["Authorization"] = f"Bearer {token}"
         yield c
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., FakeDaemon]]:
+    """Start fake daemons (tiny HTTP servers taking the hook script's POSTs); stopped afterwards."""
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def make(status: int = 200, delay: float = 0.0) -> FakeDaemon:
+        daemon = FakeDaemon(status=status, delay=delay)
+        servers.append(start_daemon(daemon))
+        return daemon
+
+    yield make
+    for server in servers:
+        server.shutdown()
+        server.server_close()

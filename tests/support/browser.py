@@ -1,10 +1,14 @@
-"""Sessions made through the real hook script, in the state a test needs."""
+"""For tests in a real browser: sessions made through the real hook script in the state a test
+needs, and a signed-in page."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests.support import Daemon, run_hook, wait_for
+from playwright.sync_api import Page, expect
+
+from tests.support.daemon import Daemon, wait_for
+from tests.support.hooks import run_hook
 
 PROMPT_TOOL = {"command": "rm -rf build && make deploy"}
 
@@ -53,3 +57,11 @@ def make(daemon: Daemon, sid: str, state: str, pane: str = "%0", cwd: str = "/w/
             daemon, sid, "Stop", pane, cwd, last_assistant_message="All tests pass; the fix is in."
         )
     wait_state(daemon, sid, state)
+
+
+def sign_in(page: Page, daemon: Daemon) -> Page:
+    """Open the login link as `purplemux open` would, and wait until the page is live."""
+    page.goto(f"{daemon.url}/?token={daemon.token}")
+    assert page.url == daemon.url + "/"
+    expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+    return page

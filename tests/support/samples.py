@@ -1,0 +1,67 @@
+"""The captured Claude Code samples: hook logs as lines and as events, and the states reached."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from purplemux.events import Event
+from purplemux.model import State
+from purplemux.sources.hooks import to_event
+from tests.support.daemon import REPO
+
+
+def _samples_dir() -> Path:
+    for base in (REPO / "tests" / "samples", REPO.parent / "shared" / "samples"):
+        candidate = base / "claude-code-2.1.197"
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("claude-code-2.1.197 samples not found")
+
+
+SAMPLES = _samples_dir()
+
+
+def load_hooks(name: str = "hooks.jsonl") -> list[dict[str, Any]]:
+    """Lines of a captured hook log: {"ts", "tmux_pane", "payload"}."""
+    return [json.loads(line) for line in (SAMPLES / name).read_text().splitlines() if line.strip()]
+
+
+def hook_events(name: str = "hooks.jsonl") -> list[Event]:
+    out = []
+    for n, line in enumerate(load_hooks(name)):
+        headers = {
+            "x-purplemux-event-id": f"e{n}",
+            "x-purplemux-ts": str(int(line["ts"] * 1e9)),
+            "x-purplemux-pane": line["tmux_pane"],
+        }
+        out.append(to_event(line["payload"], headers, now=0.0))
+    return out
+
+
+# The captured real scenario: each hook and the state the session is in after it.
+EXPECTED = [
+    ("SessionStart", "054c", State.IDLE),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("PreToolUse", "054c", State.BUSY),
+    ("PermissionRequest", "054c", State.NEEDS_INPUT),
+    ("Notification", "054c", State.NEEDS_INPUT),
+    ("PostToolUse", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("PreToolUse", "054c", State.BUSY),  # then Esc: no hook (the transcript tells)
+    ("UserPromptSubmit", "054c", State.BUSY),
+    ("Stop", "054c", State.REVIEW),
+    ("PreCompact", "054c", State.REVIEW),
+    ("SubagentStop", "054c", State.REVIEW),
+    ("SessionStart", "054c", State.REVIEW),  # source=compact
+    ("PostCompact", "054c", State.REVIEW),
+    ("SessionEnd", "054c", State.IDLE),
+    ("SessionStart", "d609", State.IDLE),
+    ("UserPromptSubmit", "d609", State.BUSY),
+    ("Stop", "d609", State.REVIEW),
+    ("SessionEnd", "d609", State.IDLE),
+]
