@@ -629,6 +629,7 @@ def test_permission_dialog_latency_samples(
     purplemux_daemon: Daemon,
     start_claude: StartClaude,
     connect_feed: Callable[[Daemon], FeedRecorder],
+    claude_profile: Profile,
 ) -> None:
     """DIALOG_SAMPLES permission dialogs in one session, each timed from the PermissionRequest
     hook's own start stamp (the script takes it as Claude draws the dialog) to needs-input on the
@@ -636,7 +637,7 @@ def test_permission_dialog_latency_samples(
     asserted; the states each dialog goes through are asserted."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude()
+    claude = start_claude(args=claude_profile.manual_args)  # the classic dialog on 2.1.332
     sid = session_id_of(claude)
     wait_found(feed, sid, claude)
     for n in range(DIALOG_SAMPLES):
@@ -648,6 +649,7 @@ def test_permission_dialog_latency_samples(
         measured("dialog_hook_to_needs_input", needs.wall - float(hook["at"]))
         measured("dialog_to_needs_input", needs.mono - on_screen.mono)
         LATENCIES["screen_poll_step_s"].append(round(step, 4))
+        time.sleep(claude_profile.dialog_guard)  # 2.1.332's dialog ignores keys for about 1 s
         press(claude, "Enter")
         feed.wait_state(sid, "review", since=needs.index, timeout=FEED_TIMEOUT)
         wait_file_idle(daemon, sid, sent.wall)
