@@ -50,7 +50,9 @@ def test_mode_context_cost_and_tasks_update_live(
     dashboard: Page, daemon: Daemon, tmp_path: Path
 ) -> None:
     sid = "facts-live"
-    transcript = tmp_path / f"{sid}.jsonl"
+    # Transcripts are read only under Claude's projects/ folder (SECURITY.md).
+    transcript = daemon.claude_dir / "projects" / "-w-shop" / f"{sid}.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
     transcript.write_text("")
     common: dict[str, Any] = {"transcript_path": str(transcript)}
     hook(daemon, sid, "SessionStart", source="startup", permission_mode="auto", **common)
