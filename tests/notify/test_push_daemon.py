@@ -183,7 +183,8 @@ def test_opt_in_push_once_per_entry_into_the_critical_context_band(
     try:
         sub = service.subscribe()
         subscribe(d, sub)
-        transcript = tmp_path / "c1.jsonl"
+        transcript = d.claude_dir / "projects" / "-w-shop" / "c1.jsonl"  # read only under projects/
+        transcript.parent.mkdir(parents=True, exist_ok=True)
         transcript.write_text("")
         hook(d, "c1", "UserPromptSubmit", prompt="go", transcript_path=str(transcript))
 
@@ -219,7 +220,8 @@ def test_context_push_is_off_by_default(
 ) -> None:
     sub = service.subscribe()
     subscribe(daemon, sub)
-    transcript = tmp_path / "c2.jsonl"
+    transcript = daemon.claude_dir / "projects" / "-w-shop" / "c2.jsonl"  # read under projects/
+    transcript.parent.mkdir(parents=True, exist_ok=True)
     transcript.write_text("")
     hook(daemon, "c2", "UserPromptSubmit", prompt="go", transcript_path=str(transcript))
     transcript.write_text(_reply("c2", 1, 180_000))
