@@ -344,8 +344,10 @@ def test_focus_brings_the_pane_forward_and_switches_the_client(
     try:
 
         def clients() -> list[str]:
-            out = claude.tmux("list-clients", "-F", "#{client_session}", check=False)
-            return out.stdout.split()
+            # A person's clients: the daemon's own control-mode client (tmux_control.py) is not.
+            fmt = "#{client_control_mode} #{client_session}"
+            out = claude.tmux("list-clients", "-F", fmt, check=False)
+            return [ln.split(" ", 1)[1] for ln in out.stdout.splitlines() if ln.startswith("0 ")]
 
         wait_until(lambda: clients() == ["other"], timeout=10, describe="the client to attach")
         status, body = call(purplemux_daemon, "POST", f"/api/sessions/{sid}/focus", {})
