@@ -507,7 +507,13 @@ def test_push_notification_action_yes_answers_the_permission(
         wait_until(
             lambda: (claude.cwd / "pushed.txt").exists(), timeout=30, describe="the tool to run"
         )
-        audit = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]
+        # The answer is logged once the daemon has seen the dialog go, which can come after the
+        # tool already ran: wait for the entry, then check it.
+        audit = wait_until(
+            lambda: [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"],
+            timeout=30,
+            describe="the answer in the session's log",
+        )
         assert [(e["by"], e["option"], e["prompt_id"]) for e in audit] == [
             ("push", "Yes", payload["prompt_id"])
         ]
