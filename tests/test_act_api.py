@@ -4,11 +4,7 @@ shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e 
 from __future__ import annotations
 
 import io
-import json
-import shlex
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,41 +13,15 @@ import pytest
 
 from purplemux.cli import main
 from purplemux.settings import Settings
-from tests.support import Daemon, run_hook, screen, wait_for
+from tests.support import Daemon, run_hook, wait_for
+from tests.support.screens import call, dialog_pane
 
 
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(socket path, pane id) of a 220x60 pane printing the classic dialog, then waiting."""
-    shown = tmp_path / "dialog.txt"
-    shown.write_text(screen("claude-2.1.332-manual.screens.txt", "touch-dialog").rstrip("\n"))
-    sock = str(tmp_path / "tmux.sock")
-    base = ["tmux", "-S", sock, "-f", "/dev/null"]
-    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec sleep 600"
-    subprocess.run(
-        [*base, "new-session", "-d", "-x", "220", "-y", "60", "-s", "w", command], check=True
-    )
-    pane_id = subprocess.run(
-        [*base, "display-message", "-p", "-t", "w", "#{pane_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    try:
-        yield sock, pane_id
-    finally:
-        subprocess.run([*base, "kill-server"], check=False)
-
-
-def call(daemon: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(daemon.url + path, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {daemon.token}")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
+    """(socket path, pane id) of a pane showing the classic dialog (tests/support/screens.py)."""
+    with dialog_pane(tmp_path) as found:
+        yield found
 
 
 def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:

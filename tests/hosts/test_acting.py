@@ -4,53 +4,23 @@ tmux pane (private socket) showing a captured Claude Code permission dialog."""
 
 from __future__ import annotations
 
-import json
-import shlex
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import Daemon, run_hook, screen, wait_for
+from tests.support import Daemon, run_hook, wait_for
 from tests.support.hosts import RedisServer, health, host_daemon, row, start_all
+from tests.support.screens import call, dialog_pane
 
 
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(socket, pane id) of a pane showing a permission dialog (what alpha's Claude shows)."""
-    shown = tmp_path / "dialog.txt"
-    shown.write_text(screen("claude-2.1.332-manual.screens.txt", "touch-dialog").rstrip("\n"))
-    sock = str(tmp_path / "tmux.sock")
-    base = ["tmux", "-S", sock, "-f", "/dev/null"]
-    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec sleep 600"
-    subprocess.run(
-        [*base, "new-session", "-d", "-x", "220", "-y", "60", "-s", "w", command], check=True
-    )
-    pane_id = subprocess.run(
-        [*base, "display-message", "-p", "-t", "w", "#{pane_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    try:
-        yield sock, pane_id
-    finally:
-        subprocess.run([*base, "kill-server"], check=False)
-
-
-def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(d.url + path, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {d.token}")
-    try:
-        with urllib.request.urlopen(req, timeout=40) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
+    """(socket path, pane id) of a pane showing the classic dialog (tests/support/screens.py)."""
+    with dialog_pane(tmp_path) as found:
+        yield found
 
 
 def asking(d: Daemon, sid: str, sock: str, pane: str) -> None:

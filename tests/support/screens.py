@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from tests.support.daemon import REPO
+import json
+import shlex
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.support.daemon import REPO, Daemon
 
 SCREENS = REPO / "tests" / "samples" / "screens"
 
@@ -20,3 +30,39 @@ def screens(name: str) -> list[tuple[str, str]]:
 def screen(name: str, which: str, nth: int = -1) -> str:
     """The `nth` capture named `which` in the file `name`."""
     return [text for shot, text in screens(name) if shot == which][nth]
+
+
+@contextmanager
+def dialog_pane(folder: Path) -> Iterator[tuple[str, str]]:
+    """(socket path, pane id) of a 220x60 tmux pane on a private server showing 2.1.332's classic
+    permission dialog (a captured screen), then waiting: a Claude pane for the act endpoints."""
+    shown = folder / "dialog.txt"
+    shown.write_text(screen("claude-2.1.332-manual.screens.txt", "touch-dialog").rstrip("\n"))
+    sock = str(folder / "tmux.sock")
+    base = ["tmux", "-S", sock, "-f", "/dev/null"]
+    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec sleep 600"
+    subprocess.run(
+        [*base, "new-session", "-d", "-x", "220", "-y", "60", "-s", "w", command], check=True
+    )
+    pane_id = subprocess.run(
+        [*base, "display-message", "-p", "-t", "w", "#{pane_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        yield sock, pane_id
+    finally:
+        subprocess.run([*base, "kill-server"], check=False)
+
+
+def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """One API call with the token: (status, JSON body), errors included."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(d.url + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {d.token}")
+    try:
+        with urllib.request.urlopen(req, timeout=40) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
