@@ -6,21 +6,21 @@ import asyncio
 import inspect
 import json
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-import requests
-
-# pywebpush ships no type information (no py.typed marker).
-from pywebpush import WebPushException, webpush  # type: ignore[import-untyped]
-from requests.adapters import HTTPAdapter
-
 from purplemux.notify.vapid import VapidKeys
+
+# pywebpush and requests (with aiohttp, urllib3, …: about 25 MB) are imported by the first send:
+# a daemon with no push subscriber never loads them.
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +103,10 @@ class WebPushSender:
         self.tries = max(1, tries)
         self.backoff = backoff
         self._clock = clock
+        self._workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="webpush")
-        self._http = requests.Session()
-        # One pooled connection per worker thread, so parallel sends to one push service
-        # reuse connections instead of discarding them.
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=workers)
-        self._http.mount("https://", adapter)
-        self._http.mount("http://", adapter)
+        self._http: requests.Session | None = None
+        self._http_lock = threading.Lock()
         self._failing: set[str] = set()
 
     async def send(self, payload: dict[str, Any], urgency: str = "normal") -> SendReport:
@@ -145,7 +142,24 @@ class WebPushSender:
     def close(self) -> None:
         """Stop the worker threads (sends in flight end at their timeout) and the HTTP pool."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self._http.close()
+        if self._http is not None:
+            self._http.close()
+
+    def _session(self) -> requests.Session:
+        """The pooled HTTP session, made by the first POST (in a worker thread)."""
+        with self._http_lock:
+            if self._http is None:
+                import requests
+                from requests.adapters import HTTPAdapter
+
+                http = requests.Session()
+                # One pooled connection per worker thread, so parallel sends to one push
+                # service reuse connections instead of discarding them.
+                adapter = HTTPAdapter(pool_connections=4, pool_maxsize=self._workers)
+                http.mount("https://", adapter)
+                http.mount("http://", adapter)
+                self._http = http
+            return self._http
 
     async def _deliver(self, sub: dict[str, Any], data: str, headers: dict[str, str]) -> _Outcome:
         """One subscription: try up to `tries` times with exponential backoff between tries."""
@@ -175,6 +189,12 @@ class WebPushSender:
 
     def _post(self, sub: dict[str, Any], data: str, headers: dict[str, str]) -> _Failure | None:
         """One blocking POST (runs in a worker thread); None on success."""
+        import requests
+
+        # pywebpush ships no type information (no py.typed marker).
+        from pywebpush import WebPushException, webpush  # type: ignore[import-untyped]
+
+        http = self._session()
         endpoint = str(sub.get("endpoint", ""))
         parts = urlsplit(endpoint)
         # pywebpush writes into the claims dict it is given: a fresh one per call.
@@ -193,7 +213,7 @@ class WebPushSender:
                 timeout=self.timeout,
                 ttl=self.ttl,
                 headers=dict(headers),
-                requests_session=self._http,
+                requests_session=http,
             )
         except WebPushException as exc:
             status = exc.status_code
