@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from purplemux.settings import Settings
 from tests.support import Daemon, run_hook, wait_for
 from tests.support.screens import call, dialog_pane
 
+SCREEN = "/api/sessions/s1/screen"
+
 
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
@@ -24,16 +28,21 @@ def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
         yield found
 
 
-def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:
-    """Hooks as Claude sends them for a permission dialog in that pane."""
+TOOL = {"command": "touch b.txt", "description": "run the requested command"}
+HOOKS_ASKING: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("SessionStart", {"source": "startup"}),
+    ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
+    ("PreToolUse", {"tool_name": "Bash", "tool_input": TOOL, "tool_use_id": "t1"}),
+    ("PermissionRequest", {"tool_name": "Bash", "tool_input": TOOL}),
+)
+
+
+def asking(
+    daemon: Daemon, sid: str, sock: str | None, pane: str, hooks: int = len(HOOKS_ASKING)
+) -> None:
+    """Hooks as Claude sends them for a permission dialog in that pane (the first `hooks`)."""
     tmux = f"{sock},1,0" if sock else ""
-    tool = {"command": "touch b.txt", "description": "run the requested command"}
-    for name, extra in (
-        ("SessionStart", {"source": "startup"}),
-        ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
-        ("PreToolUse", {"tool_name": "Bash", "tool_input": tool, "tool_use_id": "t1"}),
-        ("PermissionRequest", {"tool_name": "Bash", "tool_input": tool}),
-    ):
+    for name, extra in HOOKS_ASKING[:hooks]:
         payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
         run_hook(daemon.home, payload, pane=pane, tmux=tmux)
 
@@ -167,6 +176,43 @@ def test_cli_peek_answer_and_jump(
         assert main(["jump", "cli-2"], out=io.StringIO()) == 1
         assert "proj is not in a tmux pane" in capsys.readouterr().err
         assert main(["peek", "cli-"], out=io.StringIO()) == 2  # ambiguous
+    finally:
+        daemon.stop()
+
+
+def test_a_dialog_read_before_its_hook_lands_gets_the_id_answers_are_checked_with(
+    tmp_path: Path, pane: tuple[str, str]
+) -> None:
+    """Claude draws the dialog a moment before PermissionRequest arrives: /screen, asked in that
+    moment, waits for needs-input, so the id it gives is the one /answer accepts afterwards."""
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        asking(daemon, "s1", sock, pane_id, hooks=3)  # up to PreToolUse: busy, dialog shown
+        assert wait_state(daemon, "s1", "busy")
+        early: dict[str, Any] = {}
+        reader = threading.Thread(
+            target=lambda: early.update(
+                zip(("status", "body"), call(daemon, "GET", SCREEN), strict=True)
+            )
+        )
+        reader.start()
+        time.sleep(0.3)  # ordering only: the read is under way when the hook lands
+        asking(daemon, "s1", sock, pane_id)  # the rest: PermissionRequest
+        reader.join()
+        assert early["status"] == 200, early
+        assert early["body"]["state"] == "needs-input"
+        wait_state(daemon, "s1", "needs-input")
+        status, later = call(daemon, "GET", SCREEN)
+        assert status == 200 and later["prompt"]["id"] == early["body"]["prompt"]["id"]
+        status, reply = call(
+            daemon,
+            "POST",
+            "/api/sessions/s1/answer",
+            {"prompt_id": early["body"]["prompt"]["id"], "option": "Yes"},
+        )
+        # Accepted: the keys went (the pane is not Claude, so the dialog stays: 504, not 409).
+        assert status == 504 and reply["keys"] == ["Enter"], reply
     finally:
         daemon.stop()
 
