@@ -131,7 +131,8 @@ def test_no_push_for_what_happened_while_the_daemon_was_down(
 
 
 def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
-    """With the setting on, the daemon runs notify-send with the session's title and body."""
+    """With the setting on, the daemon runs notify-send with the session's title and body; with
+    no push subscriber it makes no VAPID key for it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "notify-send.args"
@@ -147,6 +148,12 @@ def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
         args = wait_for(lambda: record.exists() and record.read_text().splitlines())
         assert any("shop-api" in a for a in args)
         assert "Tests are green." in args
+        # Nobody subscribed to push: the notifier never made (or loaded) a signing key, nor the
+        # crypto behind it. The first page asking for the key makes it.
+        key_file = d.home / "vapid_private.pem"
+        assert not key_file.exists()
+        assert d.api("GET", "/api/push/key")["key"]
+        assert key_file.exists()
     finally:
         d.stop()
 
