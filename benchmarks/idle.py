@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import scale
-from common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
+
+from benchmarks import scale
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
 
 BASELINE_REF = "2242df0"
 """The commit before issue 14 (file watchers on watchfiles, a /proc walk every 3 s, a tmux

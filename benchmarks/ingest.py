@@ -8,7 +8,7 @@ the dashboard shows, so each is broadcast to the 50 WebSocket clients, which run
 process and count what they receive. Each POST is answered only once its event is stored.
 Afterwards every session's event log is read back: lost = sent - logged.
 
-    python benchmarks/ingest.py [--events 10000] [--concurrency 1 4 16] [--repeat 3]
+    python -m benchmarks.ingest [--events 10000] [--concurrency 1 4 16] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from common import Daemon, Stats, api, bench_daemon, running, tempdir
+
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, running, tempdir
 
 SESSION_EVENTS = 400
 """Events per session and run: below the 1,000 that /api/sessions/{id}/events returns."""
@@ -223,7 +224,16 @@ class Clients:
 
     def __init__(self, daemon: Daemon, n: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--ws-clients", str(n), "--url", daemon.url],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.ingest",
+                "--ws-clients",
+                str(n),
+                "--url",
+                daemon.url,
+            ],
+            cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**daemon.env, "PURPLEMUX_BENCH_TOKEN": daemon.token},

@@ -12,7 +12,7 @@ A WebSocket client follows the feed to time that without polling the daemon; one
 /api/sessions then confirms it. Then RSS, and CPU over an idle spell (psutil cpu_times delta of the
 daemon, its children included: the tmux clients it runs).
 
-    python benchmarks/scale.py [--quick]
+    python -m benchmarks.scale [--quick]
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
-from fixtures import project_dir, session_file, write_transcript
+
+from benchmarks.common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
+from benchmarks.fixtures import project_dir, session_file, write_transcript
 
 LINE_SLEEP = 86_400
 

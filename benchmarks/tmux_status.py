@@ -6,7 +6,7 @@ with it down (a closed port: the answer must be an empty line, fast), then a few
 silent daemon (accepts, never answers: bounded by the client's budget), and prints min / median /
 max wall time in milliseconds. The first line is the floor: a Python that does nothing.
 
-    python benchmarks/tmux_status.py [-n 50] [--sessions 30]
+    python -m benchmarks.tmux_status [-n 50] [--sessions 30]
 """
 
 from __future__ import annotations

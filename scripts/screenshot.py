@@ -1,6 +1,6 @@
 """Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium.
 
-Usage: .venv/bin/python scripts/screenshot.py [--out docs/screenshot.png] [--width 1280]
+Usage: .venv/bin/python -m scripts.screenshot [--out docs/screenshot.png] [--width 1280]
        [--dark] [--phone PATH]
 """
 
@@ -15,11 +15,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Literal
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from tests.chromium import CHROMIUM, LAUNCH_ARGS
+from tests.support import Daemon, wait_for
 
-from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402 (needs the repository on sys.path)
-from tests.support import Daemon, wait_for  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT = "/tmp/tmux-1000/default"
 WORK = "/tmp/tmux-1000/work"

@@ -3,7 +3,7 @@
 The day is made through POST /api/hooks with the hook script's headers, stamped in the past
 (seeded, so it looks the same each time): today from 08:30 when it is past 11:00, else yesterday.
 
-Usage: .venv/bin/python scripts/screenshot_history.py [--out docs/history.png] [--width 1280]
+Usage: .venv/bin/python -m scripts.screenshot_history [--out docs/history.png] [--width 1280]
        [--dark] [--phone PATH]
 """
 
@@ -18,13 +18,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from scripts.screenshot import DEFAULT, HOME, WORK, post_hook
+from tests.chromium import CHROMIUM, LAUNCH_ARGS
+from tests.support import Daemon
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tests.daemon import Daemon  # noqa: E402
-
-from scripts.screenshot import DEFAULT, HOME, WORK, post_hook  # noqa: E402
-from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
 
 # (session id, cwd, tmux socket or None, pane, first hour, last hour or None, how often it asks)
 CAST: list[tuple[str, str, str | None, str, float, float | None, float]] = [
