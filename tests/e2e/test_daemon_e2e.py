@@ -20,7 +20,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from tests.support import Daemon
 from .conftest import FeedRecorder, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
 from .harness import (
+    ANSWERED_DIALOG_HOOKS,
     NO_STATE_HOOKS,
     PERMISSION_QUESTION,
     REPO_ROOT,
@@ -320,6 +321,17 @@ def wait_found(feed: FeedRecorder, sid: str, claude: TmuxClaude) -> dict[str, An
     ).session
 
 
+def start_found(
+    start_claude: StartClaude, feed: FeedRecorder, args: Sequence[str] = ()
+) -> tuple[TmuxClaude, str]:
+    """Start Claude and wait until the daemon matched its session to the process and pane:
+    (claude, session id)."""
+    claude = start_claude(args=args)
+    sid = session_id_of(claude)
+    wait_found(feed, sid, claude)
+    return claude, sid
+
+
 # ---------------------------------------------------------------------------------------------
 # Scenarios 1-9: one Claude, one action after the other
 
@@ -389,19 +401,7 @@ def test_one_session_through_its_life(
     )
     assert done.session["waiting_for"] is None
     assert (claude_home.project / "x").exists()
-    expect_hooks(
-        daemon,
-        sid,
-        sent.wall,
-        [
-            "UserPromptSubmit",
-            "PreToolUse",
-            "PermissionRequest",
-            "Notification",
-            "PostToolUse",
-            "Stop",
-        ],
-    )
+    expect_hooks(daemon, sid, sent.wall, ANSWERED_DIALOG_HOOKS)
     assert current(daemon, sid)["snippet"] == DONE_ANSWER
     claude.wait_ready()
 
@@ -589,9 +589,7 @@ def test_daemon_killed_while_a_turn_ends(
     the same home and port drains the spool and shows review."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude()
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed)
 
     mark = feed.mark()
     sent = submit(claude, "SLOW:3")
@@ -637,9 +635,7 @@ def test_permission_dialog_latency_samples(
     asserted; the states each dialog goes through are asserted."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude(args=claude_profile.manual_args)  # the classic dialog on 2.1.332
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed, claude_profile.manual_args)  # the classic dialog
     for n in range(DIALOG_SAMPLES):
         mark = feed.mark()
         sent = submit(claude, f"RUN:touch dialog-{n}")
