@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.daemon import REPO, Daemon
+from tests.support.hooks import run_hook
 
 SCREENS = REPO / "tests" / "samples" / "screens"
 
@@ -54,6 +55,31 @@ def dialog_pane(folder: Path) -> Iterator[tuple[str, str]]:
         yield sock, pane_id
     finally:
         subprocess.run([*base, "kill-server"], check=False)
+
+
+def capture(sock: str, pane: str) -> str:
+    """The text a tmux pane shows now."""
+    return subprocess.run(
+        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:
+    """Hooks as Claude sends them for a permission dialog in that pane (on the tmux server at
+    `sock`; None: outside tmux)."""
+    tmux = f"{sock},1,0" if sock else ""
+    tool = {"command": "touch b.txt", "description": "run the requested command"}
+    for name, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
+        ("PreToolUse", {"tool_name": "Bash", "tool_input": tool, "tool_use_id": "t1"}),
+        ("PermissionRequest", {"tool_name": "Bash", "tool_input": tool}),
+    ):
+        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
+        run_hook(daemon.home, payload, pane=pane, tmux=tmux)
 
 
 def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
