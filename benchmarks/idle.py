@@ -20,7 +20,6 @@ import argparse
 import http.client
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,18 +68,13 @@ def _cpu(proc: psutil.Process) -> float:
 
 
 def _start(daemon: Daemon, tree: Path) -> psutil.Process:
-    daemon.log_path = daemon.home.parent / "daemon.log"
-    with daemon.log_path.open("ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env={**daemon.env, "PYTHONPATH": str(tree)},
-            cwd=tree,  # `-m` puts the working directory first on sys.path
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    proc = daemon.spawn(
+        log_path=daemon.home.parent / "daemon.log",
+        env={**daemon.env, "PYTHONPATH": str(tree)},
+        cwd=tree,  # `-m` puts the working directory first on sys.path
+    )
     wait_for(daemon._healthy, timeout=30)
-    return psutil.Process(daemon.proc.pid)
+    return psutil.Process(proc.pid)
 
 
 def _post(

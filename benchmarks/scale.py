@@ -348,16 +348,8 @@ def _cpu(p: psutil.Process) -> float:
 def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
     daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
     daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
-    daemon.log_path = daemon.home.parent / "daemon.log"
     t0 = time.perf_counter()
-    with daemon.log_path.open("ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env=daemon.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    daemon.spawn(log_path=daemon.home.parent / "daemon.log")
     try:
         _wait_healthy(daemon)
         marks = asyncio.run(_follow(daemon, world, t0, timeout=300))

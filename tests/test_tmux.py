@@ -516,25 +516,6 @@ MARKER_DAEMON = textwrap.dedent(
 )
 
 
-class MarkerDaemon(Daemon):
-    """A real uvicorn daemon whose app also runs the pane marker."""
-
-    def start(self) -> MarkerDaemon:
-        self.log_path = self.home.parent / f"daemon-{self.port}.log"
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", MARKER_DAEMON],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=REPO,
-            )
-        wait_for(self._healthy, timeout=20)
-        wait_for(lambda: (self.home / "port").exists())
-        return self
-
-
 def status_line(outer: Tmux, escapes: bool = False) -> str:
     args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if escapes else [])
     lines = outer(*args).splitlines()
@@ -543,7 +524,9 @@ def status_line(outer: Tmux, escapes: bool = False) -> str:
 
 def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
     """The documented snippet, sourced into tmux 3.x, drawn by an attached client."""
-    d = MarkerDaemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
+    # A real uvicorn daemon whose app also runs the pane marker.
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")
+    d.start("-c", MARKER_DAEMON, timeout=20, cwd=REPO)
     bindir = tmp_path / "bin"
     bindir.mkdir()
     shim = bindir / "purplemux"

@@ -14,10 +14,11 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
+SERVE = ("-m", "purplemux", "serve")
 
 
 def free_port() -> int:
@@ -65,17 +66,31 @@ class Daemon:
         )
         return env
 
-    def start(self) -> Daemon:
-        self.log_path = self.home.parent / f"daemon-{self.port}.log"
+    def spawn(
+        self, *command: str, log_path: Path | None = None, **popen: Any
+    ) -> subprocess.Popen[bytes]:
+        """Run `python COMMAND` (default: `-m purplemux serve`) in this daemon's environment, its
+        output appended to `log_path` (default: daemon-PORT.log beside the home), and return at
+        once; `popen`: more arguments for subprocess.Popen (cwd, env, preexec_fn)."""
+        self.log_path = log_path or self.home.parent / f"daemon-{self.port}.log"
+        popen.setdefault("env", self.env)
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "purplemux", "serve"],
-                env=self.env,
+                [sys.executable, *(command or SERVE)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                **popen,
             )
-        wait_for(self._healthy, timeout=60)  # a deadline for a loaded machine, not a speed target
+        return self.proc
+
+    def start(
+        self, *command: str, timeout: float = 60.0, interval: float = 0.02, **popen: Any
+    ) -> Self:
+        """spawn(), then wait until /api/health answers and the port file is written. `timeout`
+        is a deadline for a loaded machine, not a speed target."""
+        self.spawn(*command, **popen)
+        wait_for(self._healthy, timeout=timeout, interval=interval)
         wait_for(lambda: (self.home / "port").exists())
         return self
 

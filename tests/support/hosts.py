@@ -8,7 +8,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -91,18 +90,7 @@ BOOT = 90.0
 
 def boot(d: Daemon) -> Daemon:
     """Daemon.start with a bound for a busy machine."""
-    d.log_path = d.home.parent / f"daemon-{d.port}.log"
-    with d.log_path.open("ab") as log:
-        d.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env=d.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    wait_for(d._healthy, timeout=BOOT, interval=0.1)
-    wait_for(lambda: (d.home / "port").exists())
-    return d
+    return d.start(timeout=BOOT, interval=0.1)
 
 
 def start_all(daemons: list[Daemon]) -> list[Daemon]:
