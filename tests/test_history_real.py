@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from purplemux.cli import main
-from tests.support import Daemon
+from tests.support import Daemon, cli_sees
 from tests.support.browser import hook, wait_state
 
 SID = "hist-1"
@@ -131,8 +131,7 @@ def test_bad_queries_get_a_reason(daemon: Daemon) -> None:
 def test_report_prints_the_summary_as_a_table(
     daemon: Daemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, daemon.env[key])
+    cli_sees(daemon, monkeypatch)
     evil = "/w/evil\x1b[2J\x07name\u202e"
     hook(daemon, "r-1", "UserPromptSubmit", pane="%3", cwd=evil, prompt="go")
     hook(daemon, "r-1", "PermissionRequest", pane="%3", cwd=evil, **TOOL)

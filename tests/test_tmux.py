@@ -25,7 +25,7 @@ from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
-from tests.support import REPO, Daemon, free_port, hook, run_hook, settings_for, wait_for
+from tests.support import REPO, Daemon, cli_sees, free_port, hook, run_hook, settings_for, wait_for
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -106,12 +106,9 @@ def test_http_body_parsing() -> None:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, d.env[key])
-    yield d
-    d.stop()
+def daemon(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    """The real daemon (tests/support/plugin.py), which the CLI in this process sees."""
+    return cli_sees(daemon, monkeypatch)
 
 
 def tmux_status(*argv: str) -> tuple[int, str]:

@@ -315,16 +315,7 @@ def test_spool_writes_failing_without_root(tmp_path: Path) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PURPLEMUX_HOME": str(home)}
-    done = subprocess.run(
-        ["/bin/sh", str(HOOK)],
-        input=PAYLOAD,
-        env=env,
-        capture_output=True,
-        timeout=10,
-        preexec_fn=no_file_writes,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert hook_in_child(home, no_file_writes) == (0, b"")  # nothing on stdout or stderr
     wait_for(lambda: not any((home / "spool" / ".tmp").iterdir()))  # no half-written leftovers
 
 

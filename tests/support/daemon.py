@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+import pytest
+
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 SERVE = ("-m", "purplemux", "serve")
@@ -136,3 +138,11 @@ class Daemon:
 
     def stop(self) -> None:
         self.kill(signal.SIGTERM)
+
+
+def cli_sees(d: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    """Point the CLI run in this process at `d`: its home, Claude dir and port, through the
+    environment."""
+    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
+        monkeypatch.setenv(key, d.env[key])
+    return d
