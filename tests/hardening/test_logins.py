@@ -5,8 +5,6 @@ from __future__ import annotations
 import hmac
 import http.client
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -35,18 +33,6 @@ def sign_in(d: Daemon) -> dict[str, str]:
     [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
     assert d.token not in cookie
     return {"Cookie": cookie}
-
-
-def cli(d: Daemon, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "purplemux", *args],
-        env=d.env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return out.stdout
 
 
 def test_the_token_as_a_cookie_opens_nothing(daemon: Daemon) -> None:
@@ -78,7 +64,7 @@ def test_logout_all_signs_every_browser_out(daemon: Daemon) -> None:
     first, second = sign_in(daemon), sign_in(daemon)
     assert get(daemon, "/api/sessions", first).status == 200
     assert get(daemon, "/api/sessions", second).status == 200
-    assert "signed out 2" in cli(daemon, "logout-all")
+    assert "signed out 2" in daemon.cli("logout-all", check=True).stdout
     assert get(daemon, "/api/sessions", first).status == 401
     assert get(daemon, "/api/sessions", second).status == 401
     third = sign_in(daemon)  # the link still works

@@ -96,6 +96,19 @@ class Daemon:
         wait_for(lambda: (self.home / "port").exists())
         return self
 
+    def cli(
+        self, *args: str, timeout: float = 60.0, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """`purplemux ARGS` as the user runs it on this daemon's machine (its environment)."""
+        return subprocess.run(
+            [sys.executable, "-m", "purplemux", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+        )
+
     def _healthy(self) -> bool:
         assert self.proc is not None
         if self.proc.poll() is not None:
