@@ -109,28 +109,27 @@ header_text = st.text(
 )
 
 
+HOOK_TEXT_FIELDS = (
+    "cwd",
+    "transcript_path",
+    "source",
+    "model",
+    "prompt",
+    "tool_name",
+    "tool_use_id",
+    "notification_type",
+    "message",
+    "last_assistant_message",
+    "error",
+)
+"""The text fields of a hook payload (besides session_id and hook_event_name)."""
+
+
 def hook_payloads() -> st.SearchStrategy[dict[str, Any]]:
     """Payloads shaped like Claude's, with every value possibly of the wrong type or size."""
     name = st.one_of(st.sampled_from(HOOK_NAMES), json_value)
     sid = st.one_of(st.uuids().map(str), st.text(any_char, min_size=1, max_size=250), json_value)
-    optional = {
-        key: json_value
-        for key in (
-            "cwd",
-            "transcript_path",
-            "source",
-            "model",
-            "prompt",
-            "tool_name",
-            "tool_input",
-            "tool_use_id",
-            "notification_type",
-            "message",
-            "last_assistant_message",
-            "error",
-            "reason",
-        )
-    }
+    optional = {key: json_value for key in (*HOOK_TEXT_FIELDS, "tool_input", "reason")}
     long_text = st.integers(300, 20_000).map(lambda n: "é" * n)
     optional["cwd"] = st.one_of(json_value, long_text)
     optional["last_assistant_message"] = st.one_of(json_value, long_text)
