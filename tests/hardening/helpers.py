@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
@@ -215,3 +217,16 @@ class ErrorLog(logging.Handler):
 
     def messages(self) -> list[str]:
         return [f"{r.name}: {r.getMessage()}" for r in self.records]
+
+
+def spy_compare_digest(monkeypatch: pytest.MonkeyPatch, module: str) -> list[tuple[Any, Any]]:
+    """Every hmac.compare_digest call `module` makes from now on, as (a, b); it still compares."""
+    calls: list[tuple[Any, Any]] = []
+    real = hmac.compare_digest
+
+    def spy(a: Any, b: Any) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(f"{module}.hmac.compare_digest", spy)
+    return calls

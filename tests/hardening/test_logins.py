@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hmac
 import http.client
 import stat
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -14,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.server import logins
 from purplemux.server.app import create_app
+from tests.hardening.helpers import spy_compare_digest
 from tests.support import Daemon, settings_for
 
 
@@ -89,14 +88,7 @@ def test_a_new_token_voids_every_login(daemon: Daemon) -> None:
 def test_the_login_cookie_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[tuple[Any, Any]] = []
-    real = hmac.compare_digest
-
-    def spy(a: Any, b: Any) -> bool:
-        calls.append((a, b))
-        return real(a, b)
-
-    monkeypatch.setattr("purplemux.server.logins.hmac.compare_digest", spy)
+    calls = spy_compare_digest(monkeypatch, "purplemux.server.logins")
     with TestClient(create_app(settings_for(tmp_path))) as c:
         token = (tmp_path / "home" / "token").read_text().strip()
         c.get(f"/?token={token}", follow_redirects=False)
