@@ -25,7 +25,17 @@ from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
-from tests.support import REPO, Daemon, cli_sees, free_port, hook, run_hook, settings_for, wait_for
+from tests.support import (
+    REPO,
+    Daemon,
+    cli_sees,
+    fake_command,
+    free_port,
+    hook,
+    run_hook,
+    settings_for,
+    wait_for,
+)
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -524,14 +534,10 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
     # A real uvicorn daemon whose app also runs the pane marker.
     d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")
     d.start("-c", MARKER_DAEMON, timeout=20, cwd=REPO)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    shim = bindir / "purplemux"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m purplemux "$@"\n')
-    shim.chmod(0o755)
+    path = fake_command(tmp_path / "bin", "purplemux", f'exec {sys.executable} -m purplemux "$@"\n')
     conf = tmp_path / "tmux.conf"
     conf.write_text(pm.TMUX_CONF)
-    env = {**d.env, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    env = {**d.env, "PATH": path}
     inner = start_tmux(env)
     outer: Tmux | None = None
     try:

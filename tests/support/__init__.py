@@ -3,7 +3,7 @@ captured Claude screens.
 
 Benchmarks and scripts import them from here as a package."""
 
-from tests.support.daemon import REPO, Daemon, cli_sees, free_port, wait_for
+from tests.support.daemon import REPO, Daemon, cli_sees, fake_command, free_port, wait_for
 from tests.support.hooks import HOOK, hook, post_hook, run_hook, settings_for
 from tests.support.screens import screen, screens
 
@@ -12,6 +12,7 @@ __all__ = [
     "REPO",
     "Daemon",
     "cli_sees",
+    "fake_command",
     "free_port",
     "hook",
     "post_hook",

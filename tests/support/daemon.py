@@ -29,6 +29,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def fake_command(bin_dir: Path, name: str, script: str) -> str:
+    """Write an executable shell script `bin_dir/name` (`script`: what follows `#!/bin/sh`);
+    return a PATH that finds it first."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / name
+    command.write_text("#!/bin/sh\n" + script)
+    command.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
 def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
     """Poll until predicate() is truthy; return its value or fail with the last one."""
     deadline = time.monotonic() + timeout

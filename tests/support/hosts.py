@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon import Daemon, free_port, wait_for
+from tests.support.daemon import Daemon, fake_command, free_port, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -147,8 +146,6 @@ def row(d: Daemon, sid: str) -> dict[str, Any] | None:
 
 def fake_notify_send(bin_dir: Path, record: Path) -> str:
     """A `notify-send` that appends its title and body to `record`; returns a PATH using it."""
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    script = bin_dir / "notify-send"
-    script.write_text(f'#!/bin/sh\nshift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n')
-    script.chmod(0o755)
-    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    return fake_command(
+        bin_dir, "notify-send", f'shift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n'
+    )
