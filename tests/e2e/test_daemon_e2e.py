@@ -29,7 +29,7 @@ import pytest
 
 from tests.support import Daemon
 
-from .conftest import FeedRecorder, StartClaude
+from .conftest import FeedRecorder, SessionUpdate, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
 from .harness import (
     ANSWERED_DIALOG_HOOKS,
@@ -321,6 +321,20 @@ def wait_found(feed: FeedRecorder, sid: str, claude: TmuxClaude) -> dict[str, An
     ).session
 
 
+def busy_then_review(
+    daemon: Daemon, feed: FeedRecorder, claude: TmuxClaude, sid: str, prompt: str
+) -> tuple[Stamp, SessionUpdate]:
+    """Submit `prompt`: the feed shows exactly busy, then review, and the session file is idle
+    again. (When it was sent, the review update.)"""
+    mark = feed.mark()
+    sent = submit(claude, prompt)
+    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
+    review = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
+    wait_file_idle(daemon, sid, sent.wall)
+    assert feed.states(sid, mark) == ["busy", "review"]
+    return sent, review
+
+
 def start_found(
     start_claude: StartClaude, feed: FeedRecorder, args: Sequence[str] = ()
 ) -> tuple[TmuxClaude, str]:
@@ -360,12 +374,7 @@ def test_one_session_through_its_life(
     expect_hooks(daemon, sid, 0.0, ["SessionStart"])
 
     # 2. A plain turn: exactly busy -> review, the answer as snippet.
-    mark = feed.mark()
-    sent = submit(claude, "hello there")
-    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
-    review = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
-    wait_file_idle(daemon, sid, sent.wall)
-    assert feed.states(sid, mark) == ["busy", "review"]
+    sent, review = busy_then_review(daemon, feed, claude, sid, "hello there")
     expect_hooks(daemon, sid, sent.wall, ["UserPromptSubmit", "Stop"])
     assert review.session["error"] is None
     assert current(daemon, sid)["snippet"] == PLAIN_ANSWER
@@ -452,13 +461,8 @@ def test_one_session_through_its_life(
     claude.wait_ready()
 
     # 6. An API error: review, with the error. (Its hooks also prove that Esc fired none.)
-    mark = feed.mark()
-    sent = submit(claude, "FAIL:400")
-    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
-    failed = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
     # The transcript's error entry may bring review before the StopFailure hook lands.
-    wait_file_idle(daemon, sid, sent.wall)
-    assert feed.states(sid, mark) == ["busy", "review"]
+    _, failed = busy_then_review(daemon, feed, claude, sid, "FAIL:400")
     assert "400" in (failed.session["error"] or "")
     assert feed.updates(sid)[-1].session["error"] == "API Error: 400 scripted failure 400"
     expect_hooks(
