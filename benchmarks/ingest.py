@@ -44,33 +44,22 @@ def _payloads(sid: str, n: int) -> list[dict[str, object]]:
     }
     out: list[dict[str, object]] = []
     for i in range(n):
-        tool_id = f"toolu_{i // 4:08d}"
-        step = i % 4
-        if step == 0:
-            out.append({**base, "hook_event_name": "UserPromptSubmit", "prompt": f"task {i}"})
-        elif step == 1:
-            out.append(
-                {
-                    **base,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": tool_id,
-                    "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
-                }
-            )
-        elif step == 2:
-            out.append(
-                {
-                    **base,
-                    "hook_event_name": "PostToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": tool_id,
-                    "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
-                    "tool_response": {"stdout": "1 passed in 0.01s", "stderr": ""},
-                }
-            )
-        else:
-            out.append({**base, "hook_event_name": "Stop", "last_assistant_message": "Done."})
+        call = {
+            "tool_name": "Bash",
+            "tool_use_id": f"toolu_{i // 4:08d}",
+            "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
+        }
+        turn = [  # a turn is these four hooks, in this order
+            {"hook_event_name": "UserPromptSubmit", "prompt": f"task {i}"},
+            {"hook_event_name": "PreToolUse", **call},
+            {
+                "hook_event_name": "PostToolUse",
+                **call,
+                "tool_response": {"stdout": "1 passed in 0.01s", "stderr": ""},
+            },
+            {"hook_event_name": "Stop", "last_assistant_message": "Done."},
+        ]
+        out.append({**base, **turn[i % 4]})
     return out
 
 
