@@ -21,7 +21,7 @@ import http.client
 import json
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,12 @@ from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, cache_root
 BASELINE_REF = "2242df0"
 """The commit before issue 14 (file watchers on watchfiles, a /proc walk every 3 s, a tmux
 process per pane mark): what `make bench` compares this tree with."""
-WORLD = scale.ScaleSize(
+WORLD = replace(
+    scale.QUICK,  # its shape (one big transcript, small ones of 2-20 KB, 10 outside tmux), larger
     session_files=40,
     live_in_panes=20,
-    live_outside=10,
     transcripts=300,
-    big=1,
     big_bytes=8 << 20,
-    small_bytes=(2 << 10, 20 << 10),
     projects=10,
     idle_seconds=20.0,
     runs=2,
