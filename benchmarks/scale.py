@@ -12,7 +12,7 @@ A WebSocket client follows the feed to time that without polling the daemon; one
 /api/sessions then confirms it. Then RSS, and CPU over an idle spell (psutil cpu_times delta of the
 daemon, its children included: the tmux clients it runs).
 
-    python benchmarks/scale.py [--quick]
+    python -m benchmarks.scale [--quick]
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
-from fixtures import project_dir, session_file, write_transcript
+
+from benchmarks.common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
+from benchmarks.fixtures import project_dir, session_file, write_transcript
 
 LINE_SLEEP = 86_400
 
@@ -347,16 +348,8 @@ def _cpu(p: psutil.Process) -> float:
 def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
     daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
     daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
-    daemon.log_path = daemon.home.parent / "daemon.log"
     t0 = time.perf_counter()
-    with daemon.log_path.open("ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env=daemon.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    daemon.spawn(log_path=daemon.home.parent / "daemon.log")
     try:
         _wait_healthy(daemon)
         marks = asyncio.run(_follow(daemon, world, t0, timeout=300))

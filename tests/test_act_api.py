@@ -4,7 +4,6 @@ shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e 
 from __future__ import annotations
 
 import io
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -15,8 +14,8 @@ import pytest
 
 from purplemux.cli import main
 from purplemux.settings import Settings
-from tests.support import Daemon, run_hook, wait_for
-from tests.support.screens import call, dialog_pane
+from tests.support import Daemon, wait_for
+from tests.support.screens import asking, call, capture, dialog_pane
 
 SCREEN = "/api/sessions/s1/screen"
 
@@ -28,25 +27,6 @@ def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
         yield found
 
 
-TOOL = {"command": "touch b.txt", "description": "run the requested command"}
-HOOKS_ASKING: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("SessionStart", {"source": "startup"}),
-    ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
-    ("PreToolUse", {"tool_name": "Bash", "tool_input": TOOL, "tool_use_id": "t1"}),
-    ("PermissionRequest", {"tool_name": "Bash", "tool_input": TOOL}),
-)
-
-
-def asking(
-    daemon: Daemon, sid: str, sock: str | None, pane: str, hooks: int = len(HOOKS_ASKING)
-) -> None:
-    """Hooks as Claude sends them for a permission dialog in that pane (the first `hooks`)."""
-    tmux = f"{sock},1,0" if sock else ""
-    for name, extra in HOOKS_ASKING[:hooks]:
-        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
-        run_hook(daemon.home, payload, pane=pane, tmux=tmux)
-
-
 def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
     """The session once it is in `state`."""
 
@@ -55,15 +35,6 @@ def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
         return found if found and found["state"] == state else None
 
     return wait_for(there)
-
-
-def capture(sock: str, pane: str) -> str:
-    return subprocess.run(
-        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:

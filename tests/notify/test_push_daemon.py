@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from tests.support import Daemon, run_hook, wait_for
+from tests.support import Daemon, fake_command, run_hook, wait_for
 
 from .fake_push_service import BrowserSubscription, FakePushService
 
@@ -131,16 +130,17 @@ def test_no_push_for_what_happened_while_the_daemon_was_down(
 
 
 def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
+<<<<<<< HEAD
     """With the setting on, the daemon runs notify-send with the session's title and body; with
     no push subscriber it makes no VAPID key for it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+=======
+    """With the setting on, the daemon runs notify-send with the session's title and body."""
+>>>>>>> dupes-12
     record = tmp_path / "notify-send.args"
-    fake = bin_dir / "notify-send"
-    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{record}"\n')
-    fake.chmod(0o755)
-
-    env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    path = fake_command(tmp_path / "bin", "notify-send", f'printf "%s\\n" "$@" >> "{record}"\n')
+    env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": path}
     d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude", env_extra=env).start()
     try:
         hook(d, "d1", "UserPromptSubmit")
