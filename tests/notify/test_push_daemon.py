@@ -130,14 +130,8 @@ def test_no_push_for_what_happened_while_the_daemon_was_down(
 
 
 def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
-<<<<<<< HEAD
     """With the setting on, the daemon runs notify-send with the session's title and body; with
     no push subscriber it makes no VAPID key for it."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-=======
-    """With the setting on, the daemon runs notify-send with the session's title and body."""
->>>>>>> dupes-12
     record = tmp_path / "notify-send.args"
     path = fake_command(tmp_path / "bin", "notify-send", f'printf "%s\\n" "$@" >> "{record}"\n')
     env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": path}
