@@ -97,6 +97,7 @@ class WebPushSender:
     ) -> None:
         self._keys = keys
         self._keys_lock = asyncio.Lock()
+        self._in_order: dict[str, asyncio.Lock] = {}
         self.store = store
         self.subject = subject
         self.timeout = timeout
@@ -176,6 +177,18 @@ class WebPushSender:
             return self._http
 
     async def _deliver(
+        self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
+    ) -> _Outcome:
+        """One subscription, in the order sends were made (a phone shows the newest on top)."""
+        endpoint = str(sub.get("endpoint", ""))
+        lock = self._in_order.setdefault(endpoint, asyncio.Lock())  # FIFO: first come, first sent
+        async with lock:
+            outcome = await self._try(keys, sub, data, headers)
+        if outcome is _Outcome.GONE:
+            self._in_order.pop(endpoint, None)
+        return outcome
+
+    async def _try(
         self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
     ) -> _Outcome:
         """One subscription: try up to `tries` times with exponential backoff between tries."""

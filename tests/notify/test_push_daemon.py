@@ -203,7 +203,7 @@ def test_opt_in_push_once_per_entry_into_the_critical_context_band(
             with transcript.open("a") as f:
                 f.write(_reply("c1", n, tokens))
             wait_for(lambda b=band: band_is(b))  # type: ignore[misc]
-        first, second = pushes(service, sub, 2)
+        first, second = pushes(service, sub, 2)  # in order: the phone shows the newest on top
         assert first["title"] == "context critical: shop-api · %7"
         assert first["body"].startswith("ctx 88% — 175000 of 200000 tokens in context")
         assert second["body"].startswith("ctx 86%")
