@@ -144,10 +144,10 @@ def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon
     expect(row(page, "m")).to_have_attribute("data-state", "idle")
     expect(page.locator(".group-label")).to_have_text("dev")
     expect(page.locator(".window-head")).to_have_text("window 1")
-    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "busy", 2)}))
+    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "busy", 2)]}))
     expect(row(page, "m")).to_have_attribute("data-state", "busy")
-    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "idle", 2)}))
-    first.send(json.dumps({"type": "session", "seq": 8, "session": fake("m", "review", 4)}))
+    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "idle", 2)]}))
+    first.send(json.dumps({"type": "sessions", "seq": 8, "sessions": [fake("m", "review", 4)]}))
     poll(page, lambda: len(sockets) == 2)
     second = sockets[1][0]
     expect(row(page, "m")).to_have_attribute("data-state", "busy")  # neither replay nor gap
@@ -162,7 +162,7 @@ def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon
     )
     expect(row(page, "m")).to_have_attribute("data-state", "review")
     expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
-    second.send(json.dumps({"type": "removed", "seq": 9, "id": "n"}))
+    second.send(json.dumps({"type": "sessions", "seq": 9, "sessions": [], "removed": ["n"]}))
     expect(row(page, "n")).to_have_count(0)
     assert len(sockets) == 2
 

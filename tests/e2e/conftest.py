@@ -333,8 +333,8 @@ class FeedRecorder:
                 continue
             if msg.data.get("type") == "snapshot":
                 sessions = msg.data.get("sessions") or []
-            elif msg.data.get("type") == "session":
-                sessions = [msg.data.get("session") or {}]
+            elif msg.data.get("type") == "sessions":
+                sessions = msg.data.get("sessions") or []
             else:
                 continue
             for session in sessions:
