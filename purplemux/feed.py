@@ -76,8 +76,9 @@ class Feed:
         self.seq += 1
         if not self.subscribers:
             return
-        # Encoded once for all clients (as starlette's send_json would, per client).
-        text = encode({**message, "seq": self.seq})
+        # Encoded once for all clients (as starlette's send_json would, per client); type and
+        # seq first, so a client that only follows the seq can read it off the head.
+        text = encode({"type": message["type"], "seq": self.seq, **message})
         for sub in list(self.subscribers):
             if sub.overflowed:
                 continue

@@ -177,6 +177,7 @@ def messages(sub: Subscriber) -> list[dict[str, Any]]:
         text = sub.queue.get_nowait()
         assert text is not None
         out.append(json.loads(text))
+        assert list(out[-1])[:2] == ["type", "seq"]  # a client may read the seq off the head
     return out
 
 
