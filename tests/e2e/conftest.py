@@ -331,9 +331,7 @@ class FeedRecorder:
         for index, msg in enumerate(self.messages()):
             if index < since:
                 continue
-            if msg.data.get("type") == "snapshot":
-                sessions = msg.data.get("sessions") or []
-            elif msg.data.get("type") == "sessions":
+            if msg.data.get("type") in ("snapshot", "sessions"):  # sessions: what changed together
                 sessions = msg.data.get("sessions") or []
             else:
                 continue
