@@ -359,7 +359,12 @@ class Store:
 
     # --- push subscriptions --------------------------------------------------------------------
 
+    subscriptions_version = 0
+    """Grows with every change of the push subscriptions (a reader's cache of them is current
+    while it holds the same number)."""
+
     def add_subscription(self, sub: dict[str, Any]) -> None:
+        self.subscriptions_version += 1
         self.db.execute(
             "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data",
@@ -367,12 +372,17 @@ class Store:
         )
 
     def remove_subscription(self, endpoint: str) -> bool:
+        self.subscriptions_version += 1
         cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
         return cur.rowcount > 0
 
     def list_subscriptions(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT data FROM push_subscriptions ORDER BY created_at")
         return [json.loads(r[0]) for r in rows]
+
+    def versioned_subscriptions(self) -> tuple[int, list[dict[str, Any]]]:
+        """The subscriptions with the version they are of (see subscriptions_version)."""
+        return self.subscriptions_version, self.list_subscriptions()
 
 
 def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
