@@ -235,7 +235,7 @@ class Engine:
         for it in batch:
             it.event = ev.sanitize(it.event)  # before anything stores, sends or compares it
         unseen = [it.event.id for it in batch if it.event.id not in self._seen]
-        known = self.store.known_ids(unseen) if unseen else set()
+        known = await self.store.known_ids(unseen) if unseen else set()
         to_log: list[Event] = []
         changed: dict[str, Session] = {}
         after: list[tuple[Session, list[Effect], bool, Event]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +16,11 @@ from purplemux.events import Event
 from purplemux.model import Session
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+READER_WAIT = 0.1
+"""Seconds the event loop's read-only connection waits for a lock before the store thread is
+asked instead."""
 
 SCHEMA_VERSION = 3
 
@@ -407,18 +413,34 @@ class AsyncStore:
 
     async def open(self) -> None:
         self._store = await self._run(lambda: Store(self._path))
-        # Read-only, WAL: it sees every committed transaction and never blocks the writer.
-        self._reader = sqlite3.connect(
-            self._path.absolute().as_uri() + "?mode=ro", uri=True, check_same_thread=False
-        )
+        # Read-only, WAL: it sees every committed transaction and never blocks the writer. It
+        # waits at most READER_WAIT for a lock (it runs on the event loop), then known_ids asks
+        # the store thread instead.
+        try:
+            self._reader = sqlite3.connect(
+                self._path.absolute().as_uri() + "?mode=ro",
+                uri=True,
+                timeout=READER_WAIT,
+                check_same_thread=False,
+            )
+        except sqlite3.Error:
+            log.warning(
+                "no read-only connection to %s; every read goes to the store thread",
+                self._path,
+                exc_info=True,
+            )
 
-    def known_ids(self, ids: Sequence[str]) -> set[str]:
-        """Which of these event ids are in the log, read now on the caller's thread: a lookup
-        in the log's id index, far cheaper than a round trip through the store thread (the
-        engine asks once per batch, before applying it; it is the only writer of the log)."""
-        if self._reader is None:
-            raise StoreError("store is not open")
-        return _known_ids(self._reader, ids)
+    async def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these event ids are in the log. Read on the caller's thread (the engine's,
+        once per batch, before applying it; it is the only writer of the log): a lookup in the
+        log's id index costs far less than a round trip through the store thread, which waits
+        behind everything else the event loop has to do."""
+        if self._reader is not None:
+            try:
+                return _known_ids(self._reader, ids)
+            except sqlite3.OperationalError:  # locked past READER_WAIT (a checkpoint, a vacuum)
+                pass
+        return await self.call(lambda s: s.known_ids(ids))
 
     @property
     def sync(self) -> Store:

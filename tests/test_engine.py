@@ -284,3 +284,19 @@ async def test_a_state_is_shown_only_once_it_is_stored(
         release.set()
         await engine.stop()
         await task
+
+
+@pytest.mark.asyncio
+async def test_dedupe_reads_what_the_store_thread_just_committed(store: AsyncStore) -> None:
+    """The engine asks which events are stored already on its own thread (a read-only
+    connection): it must see every commit the store thread has made, at once."""
+    assert await store.known_ids(["a", "b"]) == set()
+    await store.call(lambda s: s.commit([prompt(1.0, 1, sid="a")], []))
+    assert await store.known_ids([prompt(1.0, 1, sid="a").id, "b"]) == {"p1-1.0"}
+    # And a replay of it after a restart (a new engine, nothing in memory) changes nothing.
+    engine = Engine(store)
+    task = await running(engine)
+    await engine.submit(prompt(1.0, 1, sid="a"))
+    await engine.stop()
+    await task
+    assert engine.stats.duplicates == 1 and "a" not in engine.sessions
