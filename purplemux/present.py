@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace  # noqa: F401
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from purplemux import session_facts
