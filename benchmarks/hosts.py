@@ -60,9 +60,9 @@ async def _until(ws: ClientConnection, state: str, deadline: float) -> float | N
         except TimeoutError:
             return None
         msg = json.loads(raw)
-        session = msg.get("session") if msg.get("type") == "session" else None
-        if session and session["id"] == SID and session["state"] == state:
-            return time.perf_counter()
+        for session in msg.get("sessions", []) if msg.get("type") == "sessions" else []:
+            if session["id"] == SID and session["state"] == state:
+                return time.perf_counter()
     return None
 
 

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ SESSION_EVENTS = 400
 """Events per session and run: below the 1,000 that /api/sessions/{id}/events returns."""
 WS_CLIENTS = 50
 UNREACHABLE_TMUX = "/tmp/purplemux-bench-no-such-tmux/default"
+SEQ_HEAD = re.compile(r'\{"type":"[a-z]+","seq":(\d+)[,}]')
 
 
 def _payloads(sid: str, n: int) -> list[dict[str, object]]:
@@ -185,6 +187,10 @@ class IngestResult:
     ws_gaps: int
     baseline: IngestRun | None = None
     with_panes: IngestRun | None = None
+    ws_updates: int = 0
+    """Session copies client 0 decoded (a message carries every session a batch changed)."""
+    ws_disorder: int = 0
+    """Copies of a session older than one client 0 already had (order per session broken)."""
 
     def by_concurrency(self) -> dict[int, list[IngestRun]]:
         out: dict[int, list[IngestRun]] = {}
@@ -285,7 +291,16 @@ def run(root: Path, concurrency: list[int], events: int, repeat: int) -> IngestR
             with_panes.delivered_seconds = max(rep["last"]) - with_panes.started
         finally:
             clients.close()
-    return IngestResult(runs, rep["received"], rep["dropped"], rep["gaps"], baseline, with_panes)
+    return IngestResult(
+        runs,
+        rep["received"],
+        rep["dropped"],
+        rep["gaps"],
+        baseline,
+        with_panes,
+        rep["updates"],
+        rep["disorder"],
+    )
 
 
 # --- the WebSocket clients (a child process) ---------------------------------------------------
@@ -300,22 +315,45 @@ async def _clients(url: str, token: str, n: int) -> None:
     last = [0.0] * n
     alive = [True] * n
     gaps = 0
+    updates = 0  # session copies client 0 decoded
+    disorder = 0  # copies of a session older than one client 0 had before
+    held: dict[str, int] = {}
     connected = 0
     all_connected = asyncio.Event()
 
+    def seq_of(raw: str | bytes) -> int:
+        """The message's seq, read off its head (the feed puts type and seq first): these 50
+        clients share the load generator's 2 cores with the daemon, so only client 0 decodes
+        every message."""
+        text = raw if isinstance(raw, str) else raw.decode()
+        head = SEQ_HEAD.match(text)
+        return int(head.group(1)) if head else int(json.loads(text)["seq"])
+
     async def drain(i: int) -> None:
-        nonlocal gaps, connected
+        nonlocal gaps, connected, updates, disorder
         try:
             async with connect(
                 ws_url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None
             ) as conn:
-                seqs[i] = json.loads(await conn.recv())["seq"]
+                snapshot = json.loads(await conn.recv())
+                seqs[i] = snapshot["seq"]
+                if i == 0:
+                    held.update((s["id"], s["seq"]) for s in snapshot["sessions"])
                 connected += 1
                 if connected == n:
                     all_connected.set()
                 async for raw in conn:
                     last[i] = time.monotonic()
-                    seq = json.loads(raw)["seq"]
+                    if i == 0:
+                        msg = json.loads(raw)
+                        seq = msg["seq"]
+                        for s in msg.get("sessions", []):
+                            updates += 1
+                            if s["seq"] <= held.get(s["id"], 0):
+                                disorder += 1
+                            held[s["id"]] = s["seq"]
+                    else:
+                        seq = seq_of(raw)
                     received[i] += 1
                     if seq != seqs[i] + 1:
                         gaps += 1
@@ -340,6 +378,8 @@ async def _clients(url: str, token: str, n: int) -> None:
                 "received": received,
                 "dropped": alive.count(False),
                 "gaps": gaps,
+                "updates": updates,
+                "disorder": disorder,
             }
         )
     for t in tasks:
@@ -375,7 +415,8 @@ def main() -> None:
     print(
         f"WS clients: received {min(result.ws_received, default=0)}.."
         f"{max(result.ws_received, default=0)} messages each, dropped {result.ws_dropped}, "
-        f"gaps {result.ws_gaps}"
+        f"gaps {result.ws_gaps}; client 0 decoded {result.ws_updates} session copies, "
+        f"{result.ws_disorder} out of order"
     )
 
 

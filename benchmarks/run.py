@@ -355,8 +355,13 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
         ),
         "",
         f"- The {ingest.WS_CLIENTS} WebSocket clients received "
-        f"{min(r.ws_received, default=0):,}–{max(r.ws_received, default=0):,} messages each; "
-        f"sequence gaps: {r.ws_gaps}; clients closed for falling behind: {r.ws_dropped}.",
+        f"{min(r.ws_received, default=0):,}–{max(r.ws_received, default=0):,} messages each "
+        "(one per engine batch: the events that arrived together, each changed session once); "
+        f"sequence gaps: {r.ws_gaps}; clients closed for falling behind: {r.ws_dropped}. "
+        f"Client 0 decoded every message: {r.ws_updates:,} session copies, {r.ws_disorder} older "
+        "than one it already had; the other clients read each message's seq off its head (they "
+        "share the load generator's cores with the daemon: decoding every message in all of "
+        "them cost more CPU than the daemon itself).",
     ]
     if base is not None:
         sec.lines.append(
@@ -389,9 +394,10 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
             "does all the HTTP parsing, routing, the engine and the WebSocket fan-out, so "
             "events/s is bounded by 1 / (daemon CPU per event) once the engine's batching has "
             f"hidden the SQLite round trips. At concurrency {top} that is {cpu_top:,.0f} µs "
-            f"per event: one core's worth is ~{1e6 / cpu_top:,.0f} events/s{no_ws}. With every "
-            "event changing a session, each event is one WebSocket frame (one `send` call) to "
-            f"each of the {ingest.WS_CLIENTS} clients. The load generator and the clients' "
+            f"per event: one core's worth is ~{1e6 / cpu_top:,.0f} events/s{no_ws}. The events "
+            "that arrive together are one batch (one transaction, one WebSocket message to each "
+            f"of the {ingest.WS_CLIENTS} clients), so a batch is at most as large as the "
+            "number of POSTs in flight: the concurrency. The load generator and the clients' "
             f"process share the same {cores()} cores with the daemon.",
         ]
     sec.summary += [

@@ -304,8 +304,8 @@ async def _follow(daemon: Daemon, world: World, t0: float, timeout: float) -> di
             msg = json.loads(raw)
             if msg["type"] == "snapshot":
                 sessions = {s["id"]: s for s in msg["sessions"]}
-            elif msg["type"] == "session":
-                sessions[msg["session"]["id"]] = msg["session"]
+            elif msg["type"] == "sessions":
+                sessions.update((s["id"], s) for s in msg["sessions"])
             for name, ok in zip(
                 ("listed", "located", "transcripts"), _complete_parts(sessions, world), strict=True
             ):

@@ -93,8 +93,9 @@ async def _reader(index: int, conn: ClientConnection, watch: Watch) -> None:
     async for raw in conn:
         at = time.perf_counter()
         msg = json.loads(raw)
-        if msg.get("type") == "session" and msg["session"]["id"] == SID:
-            watch.saw(index, msg["session"]["state"], at)
+        for session in msg.get("sessions", []) if msg.get("type") == "sessions" else []:
+            if session["id"] == SID:
+                watch.saw(index, session["state"], at)
 
 
 def _run_hook(command: str, payload: bytes, env: dict[str, str]) -> float:

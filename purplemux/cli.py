@@ -347,10 +347,10 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
                     seq = msg.get("seq")
                     if kind == "snapshot":
                         sessions = {s["id"]: s for s in msg.get("sessions", [])}
-                    elif kind == "session":
-                        sessions[msg["session"]["id"]] = msg["session"]
-                    elif kind == "removed":
-                        sessions.pop(msg.get("id"), None)
+                    elif kind == "sessions":  # what changed together
+                        sessions.update((s["id"], s) for s in msg.get("sessions", []))
+                        for sid in msg.get("removed", []):
+                            sessions.pop(sid, None)
                     else:
                         continue
                     draw()

@@ -98,6 +98,8 @@ class Engine:
         self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
+        self._public: dict[str, tuple[Session, Origin, dict[str, Any]]] = {}
+        """Each session's served JSON, as last made (see public())."""
         self.live_since = clock()
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
@@ -163,8 +165,16 @@ class Engine:
         return local + (self.remote.views(include_ended) if self.remote is not None else [])
 
     def public(self, session: Session) -> dict[str, Any]:
-        """A local session's JSON as served: its fields, `host`, `stale` and `view`."""
-        return session_json(session, self.origin)
+        """A local session's JSON as served: its fields, `host`, `stale` and `view`.
+
+        Made once per change of the session (sessions are immutable): the feed's message, every
+        new client's snapshot and the API reuse it. A copy: callers may add to it."""
+        origin = self.origin
+        kept = self._public.get(session.id)
+        if kept is None or kept[0] is not session or kept[1] != origin:
+            kept = (session, origin, session_json(session, origin))
+            self._public[session.id] = kept
+        return dict(kept[2])
 
     # --- submitting ------------------------------------------------------------------------
 
@@ -225,7 +235,7 @@ class Engine:
         for it in batch:
             it.event = ev.sanitize(it.event)  # before anything stores, sends or compares it
         unseen = [it.event.id for it in batch if it.event.id not in self._seen]
-        known = await self.store.call(lambda s: s.known_ids(unseen)) if unseen else set()
+        known = await self.store.known_ids(unseen) if unseen else set()
         to_log: list[Event] = []
         changed: dict[str, Session] = {}
         after: list[tuple[Session, list[Effect], bool, Event]] = []
@@ -285,12 +295,18 @@ class Engine:
                     self._call(self.on_watch, self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
                 self._supersede(self.sessions[session.id])
+        # What changed together goes out together: one message per batch to every client.
+        updates: list[dict[str, Any]] = []
+        removed: list[str] = []
         for session in broadcast.values():
             if session.superseded:
-                self.feed.publish({"type": "removed", "id": session.id})
-                self._call(self.on_remove, session.id)
+                removed.append(session.id)
             else:
-                self.feed.publish({"type": "session", "session": self.public(session)})
+                updates.append(self.public(session))
+        self.feed.publish_changes(updates, removed)
+        for session in broadcast.values():
+            if session.superseded:
+                self._call(self.on_remove, session.id)
             self._call(self.on_change, session)
 
     def _undo(
@@ -378,14 +394,17 @@ class Engine:
 
     def forget(self, ids: Iterable[str], cutoff: float) -> None:
         """Drop sessions retention deleted from the store (if still ended and untouched since)."""
+        removed: list[str] = []
         for sid in ids:
             session = self.sessions.get(sid)
             if session is None or not session.ended or session.updated_at >= cutoff:
                 continue
             del self.sessions[sid]
             self.timelines.pop(sid, None)
+            self._public.pop(sid, None)
             if not session.superseded:  # a superseded row already left every list
-                self.feed.publish({"type": "removed", "id": sid})
+                removed.append(sid)
+        self.feed.publish_changes([], removed)
 
 
 def _same_pane(a: Session, b: Session) -> bool:

@@ -1,4 +1,10 @@
-"""The change feed: a snapshot, then one message per change with a gap-free seq."""
+"""The change feed: a snapshot, then one message per batch of changes with a gap-free seq.
+
+Protocol 2 (the snapshot's `protocol`): after `{"type": "snapshot", "seq", "protocol",
+"sessions"}` come `{"type": "sessions", "seq", "sessions": [Session, ...], "removed": [id, ...]}`
+(what changed together: the engine's batch, each session once, in its newest state; an id is never
+in both lists) and `{"type": "broker", "seq", "broker"}`. Protocol 1 sent one `session` or
+`removed` message per change."""
 
 from __future__ import annotations
 
@@ -12,6 +18,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
+
+PROTOCOL = 2
+"""The feed's message shapes (see above); the snapshot says it, so a client can tell."""
 
 
 @dataclass(eq=False)
@@ -42,7 +51,12 @@ class Feed:
         """Register a client; its first message is the snapshot at the current seq."""
         sub = Subscriber()
         self.subscribers.add(sub)
-        message: Message = {"type": "snapshot", "seq": self.seq, "sessions": self._snapshot()}
+        message: Message = {
+            "type": "snapshot",
+            "seq": self.seq,
+            "protocol": PROTOCOL,
+            "sessions": self._snapshot(),
+        }
         if self.snapshot_extra is not None:
             message.update(self.snapshot_extra())
         return sub, message
@@ -50,13 +64,21 @@ class Feed:
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
 
+    def publish_changes(
+        self, sessions: list[dict[str, Any]], removed: list[str] | None = None
+    ) -> None:
+        """One `sessions` message for what changed together (nothing when nothing did)."""
+        if sessions or removed:
+            self.publish({"type": "sessions", "sessions": sessions, "removed": removed or []})
+
     def publish(self, message: Message) -> None:
         """Stamp the next seq on the message and queue it for every subscriber."""
         self.seq += 1
         if not self.subscribers:
             return
-        # Encoded once for all clients (as starlette's send_json would, per client).
-        text = encode({**message, "seq": self.seq})
+        # Encoded once for all clients (as starlette's send_json would, per client); type and
+        # seq first, so a client that only follows the seq can read it off the head.
+        text = encode({"type": message["type"], "seq": self.seq, **message})
         for sub in list(self.subscribers):
             if sub.overflowed:
                 continue

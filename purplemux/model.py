@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -21,6 +20,12 @@ class State(StrEnum):
 
 
 ATTENTION_STATES = frozenset({State.NEEDS_INPUT, State.REVIEW})
+
+
+def _flat(obj: Any) -> dict[str, Any]:
+    """A flat dataclass (scalar fields only) as a dict: dataclasses.asdict without its deep copy,
+    several times faster (every change of a session makes its JSON and its record)."""
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,14 +139,14 @@ class Session:
             "cwd": self.cwd,
             "project": self.project,
             "pid": self.pid,
-            "tmux": dataclasses.asdict(self.tmux) if self.tmux else None,
+            "tmux": _flat(self.tmux) if self.tmux else None,
             "transcript_path": self.transcript_path,
             "seq": self.seq,
-            "last_event": dataclasses.asdict(self.last_event) if self.last_event else None,
+            "last_event": _flat(self.last_event) if self.last_event else None,
             "current_tool": self.current_tool,
             "waiting_for": self.waiting_for,
             "snippet": self.snippet,
-            "tokens": dataclasses.asdict(self.tokens),
+            "tokens": _flat(self.tokens),
             "model": self.model,
             "compacting": self.compacting,
             "error": self.error,
@@ -156,7 +161,7 @@ class Session:
             "cost_source": self.cost_source,
             "retries": self.retries,
             "error_kind": self.error_kind,
-            "background_tasks": [dataclasses.asdict(t) for t in self.background_tasks],
+            "background_tasks": [_flat(t) for t in self.background_tasks],
             "superseded": self.superseded,
         }
 
@@ -168,8 +173,8 @@ class Session:
         data["title_at"] = self.title_at
         data["context_tokens"] = self.context_tokens
         data["long_context"] = self.long_context
-        data["pending_tool"] = dataclasses.asdict(self.pending_tool) if self.pending_tool else None
-        data["recent_tools"] = [dataclasses.asdict(t) for t in self.recent_tools]
+        data["pending_tool"] = _flat(self.pending_tool) if self.pending_tool else None
+        data["recent_tools"] = [_flat(t) for t in self.recent_tools]
         data["idle_armed_at"] = self.idle_armed_at
         return data
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +16,11 @@ from purplemux.events import Event
 from purplemux.model import Session
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+READER_WAIT = 0.1
+"""Seconds the event loop's read-only connection waits for a lock before the store thread is
+asked instead."""
 
 SCHEMA_VERSION = 3
 
@@ -153,13 +159,7 @@ class Store:
 
     def known_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these event ids are already in the log."""
-        found: set[str] = set()
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.db.execute(f"SELECT id FROM events WHERE id IN ({marks})", chunk)
-            found.update(r[0] for r in rows)
-        return found
+        return _known_ids(self.db, ids)
 
     def commit(self, events: Iterable[Event], sessions: Iterable[Session]) -> None:
         """Append events and upsert sessions in one transaction."""
@@ -365,7 +365,12 @@ class Store:
 
     # --- push subscriptions --------------------------------------------------------------------
 
+    subscriptions_version = 0
+    """Grows with every change of the push subscriptions (a reader's cache of them is current
+    while it holds the same number)."""
+
     def add_subscription(self, sub: dict[str, Any]) -> None:
+        self.subscriptions_version += 1
         self.db.execute(
             "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data",
@@ -373,6 +378,7 @@ class Store:
         )
 
     def remove_subscription(self, endpoint: str) -> bool:
+        self.subscriptions_version += 1
         cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
         return cur.rowcount > 0
 
@@ -380,17 +386,61 @@ class Store:
         rows = self.db.execute("SELECT data FROM push_subscriptions ORDER BY created_at")
         return [json.loads(r[0]) for r in rows]
 
+    def versioned_subscriptions(self) -> tuple[int, list[dict[str, Any]]]:
+        """The subscriptions with the version they are of (see subscriptions_version)."""
+        return self.subscriptions_version, self.list_subscriptions()
+
+
+def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = db.execute(f"SELECT id FROM events WHERE id IN ({marks})", chunk)
+        found.update(r[0] for r in rows)
+    return found
+
 
 class AsyncStore:
-    """Runs every Store call on one dedicated thread, off the event loop."""
+    """Runs every Store call on one dedicated thread, off the event loop; and answers the
+    engine's one read per batch (which events are stored already) on the loop's own thread."""
 
     def __init__(self, path: Path) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="purplemux-store")
         self._path = path
         self._store: Store | None = None
+        self._reader: sqlite3.Connection | None = None
 
     async def open(self) -> None:
         self._store = await self._run(lambda: Store(self._path))
+        # Read-only, WAL: it sees every committed transaction and never blocks the writer. It
+        # waits at most READER_WAIT for a lock (it runs on the event loop), then known_ids asks
+        # the store thread instead.
+        try:
+            self._reader = sqlite3.connect(
+                self._path.absolute().as_uri() + "?mode=ro",
+                uri=True,
+                timeout=READER_WAIT,
+                check_same_thread=False,
+            )
+        except sqlite3.Error:
+            log.warning(
+                "no read-only connection to %s; every read goes to the store thread",
+                self._path,
+                exc_info=True,
+            )
+
+    async def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these event ids are in the log. Read on the caller's thread (the engine's,
+        once per batch, before applying it; it is the only writer of the log): a lookup in the
+        log's id index costs far less than a round trip through the store thread, which waits
+        behind everything else the event loop has to do."""
+        if self._reader is not None:
+            try:
+                return _known_ids(self._reader, ids)
+            except sqlite3.OperationalError:  # locked past READER_WAIT (a checkpoint, a vacuum)
+                pass
+        return await self.call(lambda s: s.known_ids(ids))
 
     @property
     def sync(self) -> Store:
@@ -408,6 +458,9 @@ class AsyncStore:
         return await self._run(lambda: fn(store))
 
     async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._store is not None:
             store = self._store
             await self._run(store.close)

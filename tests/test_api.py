@@ -176,3 +176,51 @@ def test_long_fields_are_capped(client: TestClient) -> None:
     s = client.get("/api/sessions/cap").json()
     assert len(s["snippet"]) == 200
     assert len(s["cwd"]) <= 4096
+
+
+PROMPT = b'{"session_id": "a", "hook_event_name": "UserPromptSubmit"}'
+HOOK_CASES: list[tuple[str, dict[str, str], bytes]] = [
+    ("no token", {}, b'{"session_id": "a", "hook_event_name": "Stop"}'),
+    ("wrong token", {"Authorization": "Bearer wrong"}, b"{}"),
+    ("not JSON", {}, b"\xff\xfe\x00garbage"),
+    ("too deep", {}, b"[" * 100000 + b"]" * 100000),
+    ("too large", {}, b'{"x": "' + b"a" * (1024 * 1024) + b'"}'),
+    ("not an object", {}, b"[1, 2]"),
+    ("no session id", {}, b'{"hook_event_name": "Stop"}'),
+    ("stored", {"X-Purplemux-Event-Id": "same-id"}, PROMPT),
+    ("a replay", {"X-Purplemux-Event-Id": "same-id"}, PROMPT),
+    ("cross-origin", {"Origin": "http://evil.example"}, b"{}"),
+]
+
+
+def test_the_hook_fast_path_answers_as_the_route_does(tmp_path: Path) -> None:
+    """POST /api/hooks skips FastAPI's routing (server/api.py HookFastPath): every answer,
+    refusals included, is the one the FastAPI route gives, and so are the sessions it leaves."""
+    from purplemux.server.api import HookFastPath
+
+    answers = []
+    for fast in (True, False):
+        app = create_app(settings_for(tmp_path / ("fast" if fast else "route")))
+        if not fast:  # the app as it was: every hook call through the FastAPI route
+            app.user_middleware = [m for m in app.user_middleware if m.cls is not HookFastPath]
+        seen = []
+        with TestClient(app) as c:
+            token = app.state.runtime.token
+            layer, layers = app.middleware_stack, []
+            while layer is not None:
+                layers.append(type(layer))
+                layer = getattr(layer, "app", None)
+            assert (HookFastPath in layers) is fast
+            for name, headers, body in HOOK_CASES:
+                wrong = name in ("no token", "wrong token")
+                auth = {} if wrong else {"Authorization": f"Bearer {token}"}
+                r = c.post("/api/hooks", content=body, headers={**auth, **headers})
+                kept = {k: v for k, v in r.headers.items() if k != "date"}
+                seen.append((name, r.status_code, r.content, kept))
+            sessions = c.get("/api/sessions?all=1", headers={"Authorization": f"Bearer {token}"})
+            states = [(s["id"], s["state"], s["seq"]) for s in sessions.json()["sessions"]]
+        answers.append((seen, states))
+    assert answers[0] == answers[1]
+    codes = [code for _, code, _, _ in answers[0][0]]
+    assert codes == [401, 401, 400, 400, 413, 422, 422, 202, 202, 403]
+    assert answers[0][1] == [("a", "busy", 1)]

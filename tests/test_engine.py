@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from purplemux import events as ev
 from purplemux.engine import Engine
+from purplemux.feed import Subscriber
 from purplemux.machine import IDLE_GRACE, Notify
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.store import AsyncStore
@@ -164,9 +165,85 @@ async def test_clear_retires_the_old_row_whichever_hook_lands_first(
     removed = []
     while not sub.queue.empty():
         text = sub.queue.get_nowait()
-        if text is not None and json.loads(text)["type"] == "removed":
-            removed.append(json.loads(text)["id"])
+        if text is not None and json.loads(text)["type"] == "sessions":
+            removed += json.loads(text)["removed"]
     assert removed == ["old"]
+
+
+def messages(sub: Subscriber) -> list[dict[str, Any]]:
+    """What a feed client has been sent so far, decoded."""
+    out = []
+    while not sub.queue.empty():
+        text = sub.queue.get_nowait()
+        assert text is not None
+        out.append(json.loads(text))
+        assert list(out[-1])[:2] == ["type", "seq"]  # a client may read the seq off the head
+    return out
+
+
+@pytest.mark.asyncio
+async def test_what_arrives_together_is_one_message_per_client(store: AsyncStore) -> None:
+    """Events queued together are one batch: one transaction and ONE feed message per client,
+    carrying every changed session once, in its newest state; nothing is lost."""
+    engine = Engine(store)
+    clients = [engine.feed.subscribe() for _ in range(3)]
+    assert all(snap["protocol"] == 2 and snap["sessions"] == [] for _, snap in clients)
+    # Queued before the engine runs: it takes them all as one batch.
+    for i in range(5):
+        engine.post(prompt(10.0, i, sid=f"s{i}"))
+    engine.post(stop(11.0, 0, sid="s0"))  # s0's turn ends in the same batch
+    task = await running(engine)
+    await engine.stop()
+    await task
+    assert engine.stats.batches == 1
+    assert await store.call(lambda s: s.count_events()) == 6
+    sent = [messages(sub) for sub, _ in clients]
+    assert sent[0] == sent[1] == sent[2]  # the same message, encoded once for all
+    (msg,) = sent[0]
+    assert msg["type"] == "sessions" and msg["seq"] == 1 and msg["removed"] == []
+    states = {s["id"]: s["state"] for s in msg["sessions"]}
+    assert states == {"s0": "review", "s1": "busy", "s2": "busy", "s3": "busy", "s4": "busy"}
+    assert len(msg["sessions"]) == 5  # each session once
+    snapshot = json.loads(json.dumps(engine.snapshot()))  # as a new client would decode it
+    assert {s["id"]: s for s in msg["sessions"]} == {s["id"]: s for s in snapshot}
+
+
+@pytest.mark.asyncio
+async def test_batched_messages_keep_each_sessions_order_and_a_gap_free_seq(
+    store: AsyncStore,
+) -> None:
+    """Many sessions' turns submitted concurrently: a client that applies the messages in seq
+    order ends where a fresh snapshot starts; each session's copies only move forward."""
+    engine = Engine(store)
+    sub, snap = engine.feed.subscribe()
+    task = await running(engine)
+
+    async def turns(sid: str) -> None:
+        for n in range(6):  # prompt, stop, prompt, stop...: each waits until it is stored
+            at = 100.0 + n
+            kind = ev.Prompt if n % 2 == 0 else ev.Stop
+            await engine.submit(kind(session_id=sid, at=at, id=f"{sid}-{n}"))
+
+    await asyncio.gather(*(turns(f"t{i}") for i in range(20)))
+    await engine.stop()
+    await task
+    assert await store.call(lambda s: s.count_events()) == 120  # nothing lost
+    live = {s["id"]: s for s in snap["sessions"]}
+    seq = snap["seq"]
+    sent = messages(sub)
+    assert len(sent) == engine.stats.batches < 120  # batched: fewer messages than events
+    for msg in sent:
+        assert msg["type"] == "sessions" and msg["seq"] == seq + 1
+        seq = msg["seq"]
+        ids = [s["id"] for s in msg["sessions"]]
+        assert len(ids) == len(set(ids))
+        for s in msg["sessions"]:
+            assert s["seq"] > live.get(s["id"], {"seq": 0})["seq"]  # in order, per session
+            live[s["id"]] = s
+    fresh = {s["id"]: s for s in json.loads(json.dumps(engine.feed.subscribe()[1]["sessions"]))}
+    assert live == fresh
+    assert {s["state"] for s in live.values()} == {"review"}
+    assert {s["seq"] for s in live.values()} == {6}
 
 
 @pytest.mark.asyncio
@@ -207,3 +284,19 @@ async def test_a_state_is_shown_only_once_it_is_stored(
         release.set()
         await engine.stop()
         await task
+
+
+@pytest.mark.asyncio
+async def test_dedupe_reads_what_the_store_thread_just_committed(store: AsyncStore) -> None:
+    """The engine asks which events are stored already on its own thread (a read-only
+    connection): it must see every commit the store thread has made, at once."""
+    assert await store.known_ids(["a", "b"]) == set()
+    await store.call(lambda s: s.commit([prompt(1.0, 1, sid="a")], []))
+    assert await store.known_ids([prompt(1.0, 1, sid="a").id, "b"]) == {"p1-1.0"}
+    # And a replay of it after a restart (a new engine, nothing in memory) changes nothing.
+    engine = Engine(store)
+    task = await running(engine)
+    await engine.submit(prompt(1.0, 1, sid="a"))
+    await engine.stop()
+    await task
+    assert engine.stats.duplicates == 1 and "a" not in engine.sessions

@@ -33,10 +33,11 @@ def test_stream_snapshot_then_gap_free_changes(tmp_path: Path) -> None:
             states = []
             for _ in range(2):
                 msg = ws.receive_json()
-                assert msg["type"] == "session"
+                assert msg["type"] == "sessions" and msg["removed"] == []
                 assert msg["seq"] == seq + 1
                 seq = msg["seq"]
-                states.append(msg["session"]["state"])
+                (session,) = msg["sessions"]  # one POST at a time: one change per message
+                states.append(session["state"])
             assert states == ["busy", "review"]
 
 
@@ -136,10 +137,10 @@ def test_after_clear_a_live_client_and_a_fresh_snapshot_agree(
                 post_hook(c, payload, n + 1, 2.0 + n / 10, "%4")
             while "old-id" in live or "new-id" not in live:
                 msg = ws.receive_json()
-                if msg["type"] == "session":
-                    live[msg["session"]["id"]] = msg["session"]
-                elif msg["type"] == "removed":
-                    live.pop(msg["id"], None)
+                if msg["type"] == "sessions":
+                    live.update((s["id"], s) for s in msg["sessions"])
+                    for sid in msg["removed"]:
+                        live.pop(sid, None)
         with c.websocket_connect("/api/stream") as fresh:
             snapshot = {s["id"]: s for s in fresh.receive_json()["sessions"]}
         assert set(snapshot) == set(live) == {"new-id"}

@@ -29,8 +29,8 @@ async def broker(rt: Runtime) -> None:
     view = RemoteView(
         settings.host_name,
         Sink(
-            session=lambda row: feed.publish({"type": "session", "session": row}),
-            removed=lambda sid: feed.publish({"type": "removed", "id": sid}),
+            session=lambda row: feed.publish_changes([row]),
+            removed=lambda sid: feed.publish_changes([], [sid]),
             notify=on_remote_notify,
         ),
         live_since=engine.live_since,

@@ -27,13 +27,18 @@ id); the PermissionRequest hook comes just before the dialog is drawn."""
 
 
 class _Subscriptions:
-    """The sender's view of the store: async calls on the store's own thread."""
+    """The sender's view of the store: async calls on the store's own thread; the list is kept
+    until the store's subscriptions change (each entry into review or needs-input asks)."""
 
     def __init__(self, store: AsyncStore) -> None:
         self.store = store
+        self._kept: tuple[int, list[dict[str, Any]]] | None = None
 
     async def list_subscriptions(self) -> list[dict[str, Any]]:
-        return await self.store.call(lambda s: s.list_subscriptions())
+        kept = self._kept
+        if kept is None or kept[0] != self.store.sync.subscriptions_version:
+            kept = self._kept = await self.store.call(lambda s: s.versioned_subscriptions())
+        return [dict(sub) for sub in kept[1]]
 
     async def remove_subscription(self, endpoint: str) -> bool:
         return await self.store.call(lambda s: s.remove_subscription(endpoint))

@@ -92,6 +92,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     app.include_router(page.router)
     app.include_router(history.router)
     app.include_router(notifications.router)
+    app.add_middleware(api.HookFastPath)  # innermost: the checks below still run first
     app.add_middleware(SecurityMiddleware)
     app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")

@@ -1,4 +1,5 @@
-"""WS /api/stream: a snapshot, then one message per change; clients may report page visibility."""
+"""WS /api/stream: a snapshot, then one message per batch of changes (purplemux.feed); clients
+may report page visibility."""
 
 from __future__ import annotations
 

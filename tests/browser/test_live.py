@@ -144,10 +144,10 @@ def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon
     expect(row(page, "m")).to_have_attribute("data-state", "idle")
     expect(page.locator(".group-label")).to_have_text("dev")
     expect(page.locator(".window-head")).to_have_text("window 1")
-    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "busy", 2)}))
+    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "busy", 2)]}))
     expect(row(page, "m")).to_have_attribute("data-state", "busy")
-    first.send(json.dumps({"type": "session", "seq": 6, "session": fake("m", "idle", 2)}))
-    first.send(json.dumps({"type": "session", "seq": 8, "session": fake("m", "review", 4)}))
+    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "idle", 2)]}))
+    first.send(json.dumps({"type": "sessions", "seq": 8, "sessions": [fake("m", "review", 4)]}))
     poll(page, lambda: len(sockets) == 2)
     second = sockets[1][0]
     expect(row(page, "m")).to_have_attribute("data-state", "busy")  # neither replay nor gap
@@ -162,9 +162,39 @@ def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon
     )
     expect(row(page, "m")).to_have_attribute("data-state", "review")
     expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
-    second.send(json.dumps({"type": "removed", "seq": 9, "id": "n"}))
+    second.send(json.dumps({"type": "sessions", "seq": 9, "sessions": [], "removed": ["n"]}))
     expect(row(page, "n")).to_have_count(0)
     assert len(sockets) == 2
+
+
+def test_one_message_carries_what_changed_together(page: Page, daemon: Daemon) -> None:
+    """Protocol 2: a `sessions` message holds every session a batch changed and the ids it
+    removed; the page applies them all (rows, title, recent list) and takes the next seq."""
+    sockets: list[WebSocketRoute] = []
+
+    def accept(ws: WebSocketRoute) -> None:
+        sockets.append(ws)  # the page talks to this stand-in instead of the daemon's stream
+
+    page.route_web_socket(re.compile(r"/api/stream$"), accept)
+    page.goto(f"{daemon.url}/?token={daemon.token}")
+    poll(page, lambda: len(sockets) == 1)
+    ws = sockets[0]
+    snapshot = [fake("m", "idle", 1), fake("gone", "busy", 1)]
+    ws.send(json.dumps({"type": "snapshot", "seq": 3, "protocol": 2, "sessions": snapshot}))
+    expect(row(page, "gone")).to_have_attribute("data-state", "busy")
+    together = [fake("m", "review", 3, snippet="all done"), fake("n", "needs-input", 1)]
+    ws.send(
+        json.dumps({"type": "sessions", "seq": 4, "sessions": together, "removed": ["gone"]})
+    )
+    expect(row(page, "m")).to_have_attribute("data-state", "review")
+    expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
+    expect(row(page, "gone")).to_have_count(0)
+    expect(page).to_have_title("(2) purplemux")
+    expect(page.locator('[data-slot="recent"] > *')).to_have_count(2)
+    ws.send(json.dumps({"type": "sessions", "seq": 5, "sessions": [fake("n", "busy", 2)]}))
+    expect(row(page, "n")).to_have_attribute("data-state", "busy")
+    expect(page).to_have_title("(1) purplemux")
+    assert len(sockets) == 1  # every seq followed on: no resync
 
 
 # Stands in for the browser's notification UI, and for a window the user has switched away from.

@@ -325,10 +325,8 @@ class FeedRecorder:
         for index, msg in enumerate(self.messages()):
             if index < since:
                 continue
-            if msg.data.get("type") == "snapshot":
+            if msg.data.get("type") in ("snapshot", "sessions"):  # sessions: what changed together
                 sessions = msg.data.get("sessions") or []
-            elif msg.data.get("type") == "session":
-                sessions = [msg.data.get("session") or {}]
             else:
                 continue
             for session in sessions:

@@ -223,6 +223,7 @@ def test_hostile_json_from_an_authenticated_client_leaves_sessions_alone(daemon:
         for payload in (
             {"type": "dismiss", "id": "x"},
             {"type": "session", "session": {"id": "injected", "state": "review"}},
+            {"type": "sessions", "sessions": [{"id": "injected", "state": "review"}]},
             {"session_id": "injected", "hook_event_name": "Stop"},
         ):
             sock.sendall(frame(0x1, json.dumps(payload).encode()))

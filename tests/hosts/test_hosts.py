@@ -48,10 +48,11 @@ def test_a_session_on_one_host_is_listed_live_on_the_others_with_its_host(
         while True:  # the feed on bravo carries alpha's session, then its turn
             msg = json.loads(ws.recv(timeout=10))
             seqs.append(msg["seq"])
-            if msg["type"] == "session" and msg["session"]["state"] == "busy":
+            busy = [s for s in msg.get("sessions", []) if s["state"] == "busy"]
+            if msg["type"] == "sessions" and busy:
                 break
-    assert msg["session"]["id"] == sid
-    assert msg["session"]["host"] == "alpha" and msg["session"]["stale"] is False
+    assert busy[0]["id"] == sid
+    assert busy[0]["host"] == "alpha" and busy[0]["stale"] is False
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # the feed's seq stays gap-free
     for d in (b, c):
         listed = wait_for(lambda d=d: row(d, sid), timeout=5)

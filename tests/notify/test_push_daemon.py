@@ -35,6 +35,11 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     d.stop()
 
 
+def changed(msg: dict[str, Any], sid: str, state: str) -> bool:
+    """A feed message that shows session `sid` in `state`."""
+    return any(s["id"] == sid and s["state"] == state for s in msg.get("sessions", []))
+
+
 def subscribe(d: Daemon, sub: BrowserSubscription) -> None:
     req = urllib.request.Request(
         d.url + "/api/push/subscriptions",
@@ -98,7 +103,7 @@ def test_no_push_while_a_dashboard_is_focused(daemon: Daemon, service: FakePushS
         ws.send(json.dumps({"type": "visibility", "visible": True, "focused": True}))
         # Wait until the daemon has the page's report: a change it broadcasts after it.
         hook(daemon, "f1", "UserPromptSubmit")
-        wait_for(lambda: json.loads(ws.recv(timeout=5))["session"]["state"] == "busy")
+        wait_for(lambda: changed(json.loads(ws.recv(timeout=5)), "f1", "busy"))
         hook(daemon, "f1", "Stop", last_assistant_message="seen on screen")
         wait_for(lambda: (daemon.session("f1") or {}).get("state") == "review")
     # The page is gone: the next entry is pushed, and it is the only one.

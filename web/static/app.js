@@ -65,14 +65,30 @@ function applySnapshot(list) {
 
 // Apply one session; `fresh` is true for a live change from the feed (may notify).
 function applySession(s, fresh) {
+  if (take(s, fresh)) render();
+}
+
+// A `sessions` message: what changed together, applied together and drawn once.
+function applyChanges(msg) {
+  let changed = false;
+  for (const s of msg.sessions || []) changed = take(s, true) || changed;
+  for (const id of msg.removed || []) {
+    forget(id);
+    changed = true;
+  }
+  if (changed) render();
+}
+
+// Keep one session's new JSON (not drawn yet); false for an older copy than the one held.
+function take(s, fresh) {
   const prev = sessions.get(s.id);
-  if (prev && s.seq < prev.seq) return; // an older copy (a dismiss reply racing the feed)
+  if (prev && s.seq < prev.seq) return false; // an older copy (a dismiss reply racing the feed)
   sessions.set(s.id, s);
   if (enteredAttention(prev, s)) {
     addRecent(s);
     if (fresh && !document.hasFocus()) notifyLocally(s);
   }
-  render();
+  return true;
 }
 
 function forget(id) {
@@ -259,11 +275,8 @@ function onMessage(ws, event) {
     return;
   }
   live.lastSeq = msg.seq;
-  if (msg.type === "session") applySession(msg.session, true);
-  else if (msg.type === "removed") {
-    forget(msg.id);
-    render();
-  } else if (msg.type === "broker") view.fillBroker(els.broker, msg.broker);
+  if (msg.type === "sessions") applyChanges(msg);
+  else if (msg.type === "broker") view.fillBroker(els.broker, msg.broker);
 }
 
 function resync(ws) {

@@ -100,7 +100,7 @@ function connect(backoff) {
       return;
     }
     if (msg.type === "snapshot") for (const s of msg.sessions || []) applySession(s);
-    else if (msg.type === "session" && msg.session) applySession(msg.session);
+    else if (msg.type === "sessions") for (const s of msg.sessions || []) applySession(s);
   });
   ws.addEventListener("close", () => {
     body.dataset.connection = "disconnected";
