@@ -177,7 +177,7 @@ def _tail(
         reader = TranscriptReader(session_id)
         reader.sync(st)
         reader.offset = reader._line_start = start
-        reader.partial = True
+        reader.partial = reader.hold_totals = True  # its totals wait for the history's
         events = _feed_rest(f, reader, stats)
         if (reader.snippet is not None and reader.turn is not Turn.NONE) or tail >= TAIL_MAX:
             return reader, events, start
@@ -211,7 +211,7 @@ def _first_read(
             tail = TranscriptReader(sid)
             tail.sync(st)
             tail.offset = tail._line_start = floor
-            tail.partial = True
+            tail.partial = tail.hold_totals = True
             got = tail, _feed_rest(f, tail, stats), floor
         if got is not None:
             reader, events, start = got
@@ -219,7 +219,6 @@ def _first_read(
             history = base or TranscriptReader(sid)
             history.identity, history.quiet = ident, True
             w.history = _History(history, start)
-            reader.hold_totals = True
             stats.backfill_pending += 1
             w.snap = None
             return events
