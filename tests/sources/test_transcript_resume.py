@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from purplemux.events import Event, Stop, TranscriptFacts
+from purplemux.events import Event, TranscriptFacts
 from purplemux.model import Session
 from purplemux.sources.transcripts import (
     TAIL_FIRST,
@@ -20,7 +19,7 @@ from purplemux.sources.transcripts import (
     Turn,
 )
 from purplemux.store import Store
-from tests.support.transcripts import end, line, prompt, stops
+from tests.support.transcripts import stops, turns
 
 # Every fact a person sees from a transcript, beside the state.
 SHOWN = ("tokens", "cost_usd", "cost_source", "context_tokens", "snippet", "model", "title")
@@ -30,61 +29,8 @@ def shown(reader: TranscriptReader) -> dict[str, Any]:
     return {name: getattr(reader, name) for name in SHOWN} | {"turn": reader.turn}
 
 
-def _ts(n: int) -> str:
-    return f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
-
-
-def turns(count: int, seed: int, first: int = 0, answer_size: int = 200) -> tuple[bytes, str]:
-    """Transcript lines of `count` turns as Claude writes them: a message's blocks as entries
-    repeating its usage (which grows), tool calls and their results, now and then a cost-state
-    or a title; (the bytes, the last answer)."""
-    rng = random.Random(seed)
-    out, answer = bytearray(), ""
-    for t in range(first, first + count):
-        n = t * 10
-        out += prompt(f"p{t}", f"task {t}", ts=_ts(n))
-        if t % 7 == 3:
-            out += line(type="custom-title", customTitle=f"title {t}", timestamp=_ts(n))
-        for m in range(rng.randint(1, 3)):
-            mid = f"msg-{t}-{m}"
-            usage = {
-                "input_tokens": rng.randint(1, 50),
-                "output_tokens": rng.randint(1, 500),
-                "cache_read_input_tokens": rng.randint(0, 9000),
-                "cache_creation_input_tokens": rng.randint(0, 900),
-            }
-            answer = f"answer {t}.{m} " + "x" * rng.randint(0, answer_size)
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
-            if m == 0:
-                blocks.append({"type": "tool_use", "id": f"tool-{t}", "name": "Bash"})
-            for b, block in enumerate(blocks):
-                usage = {**usage, "output_tokens": usage["output_tokens"] + b * 7}
-                message = {
-                    "id": mid,
-                    "model": "claude-sonnet-4-5",
-                    "role": "assistant",
-                    "content": [block],
-                    "usage": usage,
-                }
-                out += line(
-                    type="assistant", uuid=f"a{t}-{m}-{b}", timestamp=_ts(n + 1), message=message
-                )
-            if m == 0:
-                result = {"type": "tool_result", "tool_use_id": f"tool-{t}", "content": "ok"}
-                out += line(
-                    type="user",
-                    uuid=f"r{t}",
-                    timestamp=_ts(n + 2),
-                    message={"role": "user", "content": [result]},
-                )
-        if t % 5 == 4:
-            out += line(type="cost-state", totalCostUSD=0.25 * t, timestamp=_ts(n + 3))
-        out += end(f"e{t}")
-    return bytes(out), answer
-
-
 def line_starts(data: bytes) -> list[int]:
-    return [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A][:-1]
+    return [0, *[i + 1 for i, b in enumerate(data) if b == 10][:-1]]
 
 
 def test_tail_plus_history_is_a_full_read_wherever_the_tail_starts() -> None:
@@ -251,7 +197,7 @@ async def test_restart_continues_from_the_stored_offset(tmp_path: Path) -> None:
         )
     finally:
         await follow.close()
-    more, answer = turns(2, seed=6, first=200)
+    more, _answer = turns(2, seed=6, first=200)
     with path.open("ab") as f:
         f.write(more)
     again = TranscriptTailer(recheck_ms=60_000)
