@@ -58,9 +58,11 @@ class TranscriptStats:
     """Counters for health, tests and benchmarks."""
 
     bytes_read: int = 0
-    """Bytes read from transcripts, tails, appends and histories alike."""
+    """Bytes read from transcripts: tail_bytes + history_bytes."""
+    tail_bytes: int = 0
+    """Bytes read by the readers that follow the files (tails, appends, resumed reads)."""
     history_bytes: int = 0
-    """Of those, bytes summed in the background (the history before a tail)."""
+    """Bytes summed in the background (the history before a tail)."""
     backfill_pending: int = 0
     """Transcripts whose history is still being summed (their totals are not shown yet)."""
     resumed: int = 0
@@ -99,10 +101,8 @@ class _Watched:
     """The snapshot last handed to the store."""
 
 
-def _drop_history(w: _Watched, stats: TranscriptStats) -> None:
-    if w.history is not None:
-        w.history = None
-        stats.backfill_pending -= 1
+def _drop_history(w: _Watched) -> None:
+    w.history = None
 
 
 def _sum_history(w: _Watched, budget: int, root: Path | None, stats: TranscriptStats) -> int:
@@ -122,8 +122,7 @@ def _sum_history(w: _Watched, budget: int, root: Path | None, stats: TranscriptS
     except (OSError, ValueError):
         h.stalled = True
         return 0
-    stats.bytes_read += len(data)
-    stats.history_bytes += len(data)
+    stats.history_bytes += len(data)  # only the summing thread counts these
     r.feed(data, flush=False)
     if not data and r.offset < h.end:
         h.stalled = True
@@ -147,7 +146,7 @@ def _feed_rest(f: BinaryIO, reader: TranscriptReader, stats: TranscriptStats) ->
     f.seek(reader.offset)
     out: list[Event] = []
     while block := f.read(READ_BLOCK):
-        stats.bytes_read += len(block)
+        stats.tail_bytes += len(block)  # only the reading thread counts these
         out += reader.feed(block, flush=False)
     return out + reader.feed(b"")
 
@@ -219,7 +218,6 @@ def _first_read(
             history = base or TranscriptReader(sid)
             history.identity, history.quiet = ident, True
             w.history = _History(history, start)
-            stats.backfill_pending += 1
             w.snap = None
             return events
     reader = base or TranscriptReader(sid)
@@ -241,29 +239,29 @@ def _read_new(
         with open(open_transcript(w.path, root), "rb") as f:
             st = os.fstat(f.fileno())
             if not w.fresh and w.reader.sync(st):
-                _drop_history(w, stats)
+                _drop_history(w)
                 w.fresh = True  # truncated or replaced: a new first read (tail first if big)
+            moved = w.fresh
             if w.fresh:
                 out = _first_read(w, f, st, stats)
             else:
-                out = []
                 if w.history is not None:
                     w.history.stalled = False
-                if w.history is not None and w.history.done:
-                    w.reader.adopt(w.history.reader, f":h{time.time_ns()}")
-                    w.history = None
-                    stats.backfill_pending -= 1
-                if w.reader.size != w.reader.offset:
-                    out = _feed_rest(f, w.reader, stats)
-                else:
-                    out = w.reader.feed(b"")
-            if w.history is None:
+                    if w.history.done:
+                        w.reader.adopt(w.history.reader, f":h{time.time_ns()}")
+                        w.history = None
+                        moved = True
+                if w.reader.size == w.reader.offset and not moved:
+                    return []
+                moved = True
+                out = _feed_rest(f, w.reader, stats)
+            if w.history is None and moved:
                 w.snap = {"dev": st.st_dev, "ino": st.st_ino, "state": w.reader.snapshot()}
             return out
     except FileNotFoundError:
         # Deleted or not there yet: a later change picks it up. Start over then, since a new
         # file may get the old inode number back and would not look replaced.
-        _drop_history(w, stats)
+        _drop_history(w)
         w.reader.reset()
         w.reader.identity = None
         w.fresh, w.resume = True, None
@@ -340,8 +338,6 @@ class TranscriptTailer:
         p = Path(os.path.abspath(path))
         current = self._watched.get(session_id)
         if current is None or current.path != p:
-            if current is not None:
-                _drop_history(current, self.stats)
             w = self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
             row = self._stored.pop(session_id, None)
             if row is not None and row.get("path") == str(p):
@@ -350,8 +346,8 @@ class TranscriptTailer:
 
     def unwatch(self, session_id: str) -> None:
         """Stop following a session's transcript."""
-        if (w := self._watched.pop(session_id, None)) is not None:
-            _drop_history(w, self.stats)
+        if self._watched.pop(session_id, None) is not None:
+            self._recount()
             self._poke()
         if len(self._refused) > 10_000:
             self._refused.clear()
@@ -359,6 +355,12 @@ class TranscriptTailer:
     def watching(self) -> dict[str, Path]:
         """Session id -> transcript path, for what is followed now."""
         return {sid: w.path for sid, w in self._watched.items()}
+
+    def _recount(self) -> None:
+        """Refresh the shared counters (on the loop: each thread counts into its own)."""
+        s = self.stats
+        s.bytes_read = s.tail_bytes + s.history_bytes
+        s.backfill_pending = sum(1 for w in self._watched.values() if w.history is not None)
 
     def _poke(self) -> None:
         """The watched set changed: look again (a new watch only if its folders changed)."""
@@ -402,6 +404,7 @@ class TranscriptTailer:
         batches = await asyncio.to_thread(
             lambda: [(sid, w, self._read_one(w)) for sid, w in targets.items()]
         )
+        self._recount()
         if any(w.history is not None for _, w, _ in batches):
             self._work.set()
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
@@ -438,6 +441,7 @@ class TranscriptTailer:
                 continue
             todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
             done = await asyncio.to_thread(self._sum, todo)
+            self._recount()
             for w in done:
                 if self._watched.get(w.reader.session_id) is w:
                     self._due.add(w.reader.session_id)
