@@ -14,8 +14,9 @@ from purplemux import session_facts
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
 
-USAGE_MEMORY = 256
-"""Message ids remembered to count repeated usage once."""
+USAGE_MEMORY = 64
+"""Message ids remembered to count repeated usage once: a message's entries are written
+together, so the newest few suffice; bounded, since every followed transcript keeps them."""
 SNAPSHOT_USAGE = 16
 """Message ids a stored snapshot keeps: a message's entries are written together, so only the
 newest few can straddle the offset it resumes from."""
