@@ -148,6 +148,10 @@ class TranscriptReader:
         self._touched: set[str] = set()  # facts set at least once (a tail's own values win)
         self._head: dict[str, None] = {}  # a partial reader's first usage keys
         self._tag = ""  # distinguishes the facts of a restore or a merge at the same offset
+        self.emitted = 0
+        """Turn events (not facts) emitted so far."""
+        self.turn_mark = 0
+        """`emitted` when the newest turn began: the events after it are that turn's."""
 
     @property
     def current_tool(self) -> str:
@@ -385,10 +389,12 @@ class TranscriptReader:
             # A slash command can run a turn of its own (custom commands, skills): it anchors
             # the next end-of-turn, but is not a prompt (/compact, /clear never end a turn).
             self._anchor, self._anchor_stopped = key, False
+            self.turn_mark = self.emitted
             return
         if head.startswith(NOT_PROMPTS):
             return
         self._anchor, self._anchor_stopped = key, False
+        self.turn_mark = self.emitted
         self.turn = Turn.IN_PROGRESS
         self.last_prompt_seen = at
         self._requests = 0
@@ -510,6 +516,7 @@ class TranscriptReader:
     def _emit(self, cls: type[Event], at: float, key: str, **extra: Any) -> None:
         if self.quiet:
             return
+        self.emitted += 1
         self._out.append(
             cls(
                 session_id=self.session_id,

@@ -51,6 +51,8 @@ TAIL_MAX = 4 * MAX_LINE
 """The tail grows (x4) from TAIL_START until it holds the newest prompt and answer, up to this."""
 HISTORY_CHUNK = 1 << 20
 """Bytes of history summed per step in the background, between which live reads go first."""
+HISTORY_AFTER = 0.5
+"""Seconds with no first read (tail, resume) before histories are summed: tails come first."""
 
 
 @dataclass
@@ -179,7 +181,9 @@ def _tail(
         reader.partial = reader.hold_totals = True  # its totals wait for the history's
         events = _feed_rest(f, reader, stats)
         if (reader.snippet is not None and reader.turn is not Turn.NONE) or tail >= TAIL_MAX:
-            return reader, events, start
+            # Only the newest turn's events (and the facts, which come last): the older turns
+            # in the tail are history, like the ones before it.
+            return reader, events[reader.turn_mark :], start
         tail *= 4
 
 
@@ -303,6 +307,7 @@ class TranscriptTailer:
         self._due: set[str] = set()  # histories summed, to be adopted by their tail readers
         self._work = asyncio.Event()  # a history to sum may have appeared
         self._stored: dict[str, dict[str, Any]] = {}
+        self._first_read_at = 0.0  # monotonic time of the newest first read
 
     def remember(self, rows: dict[str, dict[str, Any]]) -> None:
         """Stored offsets (session id -> {path, dev, ino, state}): a first read resumes there."""
@@ -399,12 +404,15 @@ class TranscriptTailer:
     async def _read(self, targets: dict[str, _Watched]) -> list[Event]:
         if not targets:
             return []
+        fresh = [w for w in targets.values() if w.fresh]
         # File reads and JSON parsing of a long backlog would stall the loop: run them in a
         # thread. Readers are touched only here, and events() never runs two reads at once.
         batches = await asyncio.to_thread(
             lambda: [(sid, w, self._read_one(w)) for sid, w in targets.items()]
         )
         self._recount()
+        if any(not w.fresh for w in fresh):
+            self._first_read_at = time.monotonic()
         if any(w.history is not None for _, w, _ in batches):
             self._work.set()
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
@@ -438,6 +446,10 @@ class TranscriptTailer:
             if not todo:
                 self._work.clear()
                 await self._work.wait()
+                continue
+            wait = self._first_read_at + HISTORY_AFTER - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
                 continue
             todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
             done = await asyncio.to_thread(self._sum, todo)
