@@ -180,7 +180,10 @@ def _tail(
         reader.offset = reader._line_start = start
         reader.partial = reader.hold_totals = True  # its totals wait for the history's
         events = _feed_rest(f, reader, stats)
-        if (reader.snippet is not None and reader.turn is not Turn.NONE) or tail >= TAIL_MAX:
+        # The newest prompt too: a tail that starts inside the newest turn cannot name (nor so
+        # emit) its Stop.
+        found = reader.snippet is not None and reader._anchor is not None
+        if found or tail >= TAIL_MAX:
             # Only the newest turn's events (and the facts, which come last): the older turns
             # in the tail are history, like the ones before it.
             return reader, events[reader.turn_mark :], start

@@ -14,12 +14,13 @@ from purplemux.events import Event, TranscriptFacts
 from purplemux.model import Session
 from purplemux.sources.transcripts import (
     TAIL_FIRST,
+    TAIL_START,
     TranscriptReader,
     TranscriptTailer,
     Turn,
 )
 from purplemux.store import Store
-from tests.support.transcripts import stops, turns
+from tests.support.transcripts import end, line, prompt, stops, turns
 
 # Every fact a person sees from a transcript, beside the state.
 SHOWN = ("tokens", "cost_usd", "cost_source", "context_tokens", "snippet", "model", "title")
@@ -262,3 +263,28 @@ def test_retention_drops_the_offsets_of_pruned_sessions(tmp_path: Path) -> None:
         assert left == [("kept",)]
     finally:
         store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_tail_grows_to_hold_the_newest_prompt(tmp_path: Path) -> None:
+    """A newest turn bigger than the first tail (a long tool result): still its own Stop."""
+    path = tmp_path / "s.jsonl"
+    data, _ = turns(100, seed=9)
+    result = {"type": "tool_result", "tool_use_id": "t", "content": "y" * (8 * TAIL_START)}
+    text = {"id": "m", "model": "m1", "content": [{"type": "text", "text": "done"}]}
+    big = (
+        prompt("p100", ts="2026-01-02T00:00:00Z")
+        + line(type="user", uuid="r", message={"role": "user", "content": [result]})
+        + line(type="assistant", uuid="a", timestamp="2026-01-02T00:00:01Z", message=text)
+        + end("e100")
+    )
+    path.write_bytes(data + big)
+    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer.watch("s", path)
+    follow = Follow(tailer)
+    try:
+        await follow.until(lambda: follow.batches)
+        assert stops(follow.batches[0]) == ["tx:s:stop:p100"]
+        assert tailer.stats.tail_bytes > len(big)
+    finally:
+        await follow.close()
