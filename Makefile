@@ -35,17 +35,17 @@ typecheck: setup
 # Break each cell and guard of the state machine's table in turn; the core tests must notice
 # (>= 95 % killed). Survivors are explained in tests/expected_transitions.md.
 mutation: setup
-	$(BIN)/python scripts/mutation.py --min 95
+	$(BIN)/python -m scripts.mutation --min 95
 
 # The real-CLI latencies (section 6) come from the e2e tier, which records them as it runs.
 bench: test-deps
 	rm -f benchmarks/results/e2e-latencies.json
 	$(BIN)/python -m pytest -q -m e2e tests/e2e/test_daemon_e2e.py
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python -m benchmarks.run
 
 screenshot: test-deps
-	$(BIN)/python scripts/screenshot.py
-	$(BIN)/python scripts/screenshot_history.py
+	$(BIN)/python -m scripts.screenshot
+	$(BIN)/python -m scripts.screenshot_history
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -10,7 +10,7 @@ Two cases: the dialog has been on screen for 2 s already ("settled"), and the an
 the moment /screen first shows the prompt ("fresh": the daemon then waits out Claude's ~1 s key
 guard, 1.5 s from when it first saw the dialog).
 
-    python benchmarks/answer_latency.py [-n 3] [--version 2.1.332] [--json]
+    python -m benchmarks.answer_latency [-n 3] [--version 2.1.332] [--json]
 """
 
 from __future__ import annotations
@@ -25,18 +25,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from purplemux import install  # noqa: E402
-from tests.e2e.fake_api import FakeAnthropicAPI  # noqa: E402
-from tests.e2e.harness import (  # noqa: E402
+from purplemux import install
+from tests.e2e.fake_api import FakeAnthropicAPI
+from tests.e2e.harness import (
     TmuxClaude,
     install_claude,
     make_claude_home,
     wait_until,
 )
-from tests.support import Daemon  # noqa: E402
+from tests.support import Daemon
 
 ARGS = {"2.1.197": [], "2.1.332": ["--permission-mode", "default"]}
 

@@ -9,7 +9,6 @@ import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -19,11 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from tests.support import Daemon, free_port, wait_for
 
-from tests.support import Daemon, free_port, wait_for  # noqa: E402  (needs REPO on sys.path)
+REPO = Path(__file__).resolve().parent.parent
 
 __all__ = ["REPO", "Daemon", "free_port", "wait_for"]
 

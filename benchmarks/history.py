@@ -13,7 +13,7 @@ token totals → stop, each review dismissed after a while. Then it measures, on
   GET /api/summary (cold: it folds every session), again with nothing new (the replays are kept),
   again after one session got a new event (only that one is folded again), and one timeline.
 
-    python benchmarks/history.py [--sessions 1000] [--events 200] [--runs 3] [--no-daemon]
+    python -m benchmarks.history [--sessions 1000] [--events 200] [--runs 3] [--no-daemon]
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import Daemon, Stats, api, bench_daemon, tempdir
-
+from benchmarks.common import Daemon, Stats, api, bench_daemon, tempdir
 from purplemux import events as ev
 from purplemux.events import Event, Source
 from purplemux.history import Ledger, events_from_rows, replay, summarize

@@ -6,7 +6,7 @@ stdin, timed until the process exits and its stdout/stderr are closed. Against a
 The cases are interleaved, so a busy spell of the machine hits them all alike; before each run the
 previous run's background delivery is allowed to finish, so runs do not overlap.
 
-    python benchmarks/hook_latency.py [-n 200]
+    python -m benchmarks.hook_latency [-n 200]
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import Stats, bench_daemon, closed_port, running, settle_spool, tempdir
-
+from benchmarks.common import Stats, bench_daemon, closed_port, running, settle_spool, tempdir
 from purplemux.install import hook_command
 
 SHELL = "/bin/sh"

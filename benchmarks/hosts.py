@@ -6,7 +6,7 @@ hook event to alpha (UserPromptSubmit -> busy, Stop -> review, alternating) and 
 just before; it ends when bravo's `/api/stream` client receives the session with the new state.
 The same sample's arrival on alpha's own feed is the baseline (one host, no broker in the path).
 
-    python benchmarks/hosts.py [-n 200]
+    python -m benchmarks.hosts [-n 200]
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Daemon, Stats, bench_daemon, tempdir, wait_for
 from websockets.asyncio.client import ClientConnection, connect
 
+from benchmarks.common import Daemon, Stats, bench_daemon, tempdir, wait_for
 from tests.support.hosts import RedisServer, boot, health, stop_all
 
 SID = "b0571000-5b2d-4e8a-9c3f-1d2e3f4a5b6c"

@@ -20,27 +20,25 @@ import argparse
 import http.client
 import json
 import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import psutil
-import scale
-from common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
+
+from benchmarks import scale
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
 
 BASELINE_REF = "2242df0"
 """The commit before issue 14 (file watchers on watchfiles, a /proc walk every 3 s, a tmux
 process per pane mark): what `make bench` compares this tree with."""
-WORLD = scale.ScaleSize(
+WORLD = replace(
+    scale.QUICK,  # its shape (one big transcript, small ones of 2-20 KB, 10 outside tmux), larger
     session_files=40,
     live_in_panes=20,
-    live_outside=10,
     transcripts=300,
-    big=1,
     big_bytes=8 << 20,
-    small_bytes=(2 << 10, 20 << 10),
     projects=10,
     idle_seconds=20.0,
     runs=2,
@@ -68,18 +66,13 @@ def _cpu(proc: psutil.Process) -> float:
 
 
 def _start(daemon: Daemon, tree: Path) -> psutil.Process:
-    daemon.log_path = daemon.home.parent / "daemon.log"
-    with daemon.log_path.open("ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env={**daemon.env, "PYTHONPATH": str(tree)},
-            cwd=tree,  # `-m` puts the working directory first on sys.path
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    proc = daemon.spawn(
+        log_path=daemon.home.parent / "daemon.log",
+        env={**daemon.env, "PYTHONPATH": str(tree)},
+        cwd=tree,  # `-m` puts the working directory first on sys.path
+    )
     wait_for(daemon._healthy, timeout=30)
-    return psutil.Process(daemon.proc.pid)
+    return psutil.Process(proc.pid)
 
 
 def _post(

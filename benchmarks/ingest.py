@@ -8,7 +8,7 @@ the dashboard shows, so each is broadcast to the 50 WebSocket clients, which run
 process and count what they receive. Each POST is answered only once its event is stored.
 Afterwards every session's event log is read back: lost = sent - logged.
 
-    python benchmarks/ingest.py [--events 10000] [--concurrency 1 4 16] [--repeat 3]
+    python -m benchmarks.ingest [--events 10000] [--concurrency 1 4 16] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from common import Daemon, Stats, api, bench_daemon, running, tempdir
+
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, running, tempdir
 
 SESSION_EVENTS = 400
 """Events per session and run: below the 1,000 that /api/sessions/{id}/events returns."""
@@ -43,33 +44,22 @@ def _payloads(sid: str, n: int) -> list[dict[str, object]]:
     }
     out: list[dict[str, object]] = []
     for i in range(n):
-        tool_id = f"toolu_{i // 4:08d}"
-        step = i % 4
-        if step == 0:
-            out.append({**base, "hook_event_name": "UserPromptSubmit", "prompt": f"task {i}"})
-        elif step == 1:
-            out.append(
-                {
-                    **base,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": tool_id,
-                    "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
-                }
-            )
-        elif step == 2:
-            out.append(
-                {
-                    **base,
-                    "hook_event_name": "PostToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": tool_id,
-                    "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
-                    "tool_response": {"stdout": "1 passed in 0.01s", "stderr": ""},
-                }
-            )
-        else:
-            out.append({**base, "hook_event_name": "Stop", "last_assistant_message": "Done."})
+        call = {
+            "tool_name": "Bash",
+            "tool_use_id": f"toolu_{i // 4:08d}",
+            "tool_input": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120000},
+        }
+        turn = [  # a turn is these four hooks, in this order
+            {"hook_event_name": "UserPromptSubmit", "prompt": f"task {i}"},
+            {"hook_event_name": "PreToolUse", **call},
+            {
+                "hook_event_name": "PostToolUse",
+                **call,
+                "tool_response": {"stdout": "1 passed in 0.01s", "stderr": ""},
+            },
+            {"hook_event_name": "Stop", "last_assistant_message": "Done."},
+        ]
+        out.append({**base, **turn[i % 4]})
     return out
 
 
@@ -223,7 +213,16 @@ class Clients:
 
     def __init__(self, daemon: Daemon, n: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--ws-clients", str(n), "--url", daemon.url],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.ingest",
+                "--ws-clients",
+                str(n),
+                "--url",
+                daemon.url,
+            ],
+            cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**daemon.env, "PURPLEMUX_BENCH_TOKEN": daemon.token},

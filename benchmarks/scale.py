@@ -15,7 +15,7 @@ over an idle spell (psutil cpu_times delta of the daemon, its children included:
 it runs). Last, a restart on the first start's database: it continues each transcript from the
 offset it stored, so it reads only what is new (nothing, here).
 
-    python benchmarks/scale.py [--quick]
+    python -m benchmarks.scale [--quick]
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
-from fixtures import project_dir, session_file, write_transcript
+
+from benchmarks.common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
+from benchmarks.fixtures import project_dir, session_file, write_transcript
 
 LINE_SLEEP = 86_400
 
@@ -362,16 +363,8 @@ def _cpu(p: psutil.Process) -> float:
 def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
     daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
     daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
-    daemon.log_path = daemon.home.parent / "daemon.log"
     t0 = time.perf_counter()
-    with daemon.log_path.open("ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env=daemon.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    daemon.spawn(log_path=daemon.home.parent / "daemon.log")
     try:
         _wait_healthy(daemon)
         marks = asyncio.run(_follow(daemon, world, t0, timeout=300))

@@ -7,7 +7,7 @@ Claude would, then waits until every event is in the daemon's event log. Reports
 memory (RSS), open file descriptors and threads at the start, at the peak and at the end, the
 events sent and logged (they must be equal), the hook's wall time and any error in the log.
 
-    python benchmarks/soak.py [--sessions 20] [--seconds 600] [--interval 1.0] [--json]
+    python -m benchmarks.soak [--sessions 20] [--seconds 600] [--interval 1.0] [--json]
 
 Exit status 0 when sent == logged, nothing is left in the spool and the log has no error.
 """

@@ -8,7 +8,7 @@ cut off again afterwards, so the cached file is unchanged. The same is timed end
 TranscriptTailer (append -> its batch of events, inotify and debounce included). Last, a single
 10 MB line (a pasted blob): the time to skip it and parse the line after it.
 
-    python benchmarks/tail.py [--quick]
+    python -m benchmarks.tail [--quick]
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Stats, cache_root, tempdir
-from fixtures import TurnWriter, write_transcript
-
+from benchmarks.common import Stats, cache_root, tempdir
+from benchmarks.fixtures import TurnWriter, write_transcript
 from purplemux.events import TranscriptFacts
 from purplemux.sources.transcripts import TranscriptReader, TranscriptTailer, _read_new, _Watched
 

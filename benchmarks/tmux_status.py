@@ -6,14 +6,13 @@ with it down (a closed port: the answer must be an empty line, fast), then a few
 silent daemon (accepts, never answers: bounded by the client's budget), and prints min / median /
 max wall time in milliseconds. The first line is the floor: a Python that does nothing.
 
-    python benchmarks/tmux_status.py [-n 50] [--sessions 30]
+    python -m benchmarks.tmux_status [-n 50] [--sessions 30]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -24,16 +23,9 @@ import urllib.request
 from pathlib import Path
 
 from purplemux import tmux_status as ts
+from tests.support import Daemon
 
-REPO = Path(__file__).resolve().parent.parent
 STATES = ("UserPromptSubmit", "Stop", "PermissionRequest")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def measure(argv: list[str], env: dict[str, str], n: int) -> tuple[list[float], bytes]:
@@ -53,19 +45,6 @@ def report(label: str, times: list[float]) -> None:
         f"{label:<32} min {min(times):7.2f}   median {statistics.median(times):7.2f}"
         f"   max {max(times):8.2f}"
     )
-
-
-def wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("the daemon exited")
-        try:
-            with urllib.request.urlopen(url + "/api/health", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("the daemon did not start")
 
 
 def post_hook(url: str, token: str, n: int, payload: dict[str, object]) -> None:
@@ -88,22 +67,11 @@ def main() -> None:
     command = [sys.executable, "-m", "purplemux", "tmux-status", "--tmux-colours"]
     with tempfile.TemporaryDirectory(prefix="purplemux-bench-") as root_name:
         root = Path(root_name)
-        port = free_port()
-        env = {
-            **os.environ,
-            "PURPLEMUX_HOME": str(root / "home"),
-            "CLAUDE_CONFIG_DIR": str(root / "claude"),
-            "PURPLEMUX_PORT": str(port),
-            "PYTHONPATH": str(REPO),
-        }
-        url = f"http://127.0.0.1:{port}"
-        with (root / "daemon.log").open("wb") as log:
-            daemon = subprocess.Popen(
-                [sys.executable, "-m", "purplemux", "serve"], env=env, stdout=log, stderr=log
-            )
+        daemon = Daemon(home=root / "home", claude_dir=root / "claude")
+        env, url = daemon.env, daemon.url
+        daemon.start(timeout=20, log_path=root / "daemon.log")
         try:
-            wait_healthy(url, daemon)
-            token = (root / "home" / "token").read_text().strip()
+            token = daemon.token
             for i in range(args.sessions):
                 sid = f"bench-session-{i}"
                 post_hook(url, token, 2 * i, {"session_id": sid, "hook_event_name": STATES[0]})
@@ -119,8 +87,7 @@ def main() -> None:
             report("tmux-status, daemon up", times)
             print(f"{'':<32} output: {out.decode().strip()!r}")
         finally:
-            daemon.terminate()
-            daemon.wait(timeout=10)
+            daemon.stop()
         times, out = measure(command, env, args.n)
         report("tmux-status, daemon down", times)
         print(f"{'':<32} output: {out.decode()!r}")

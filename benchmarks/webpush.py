@@ -7,7 +7,7 @@ decrypts the payload), with a fixed answer delay:
 tests/notify/test_webpush.py checks the behaviour (all POSTs arrive before the first answer; a
 timed-out send fails that endpoint); this prints the seconds.
 
-    .venv/bin/python benchmarks/webpush.py [-n 6] [--delay 0.4] [--runs 3]
+    .venv/bin/python -m benchmarks.webpush [-n 6] [--delay 0.4] [--runs 3]
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-
-import common  # noqa: F401  (puts the repository on sys.path)
 
 from purplemux.notify.vapid import load_or_create_keys
 from purplemux.notify.webpush import WebPushSender

@@ -6,7 +6,7 @@ stdin) from a worker thread; its clock starts just before the script starts, and
 receipt time is taken as its `session` message with the awaited state arrives. Samples alternate
 UserPromptSubmit (-> busy) and Stop (-> review), so every sample is a real state change.
 
-    python benchmarks/ws_latency.py [--clients 1 50] [-n 200]
+    python -m benchmarks.ws_latency [--clients 1 50] [-n 200]
 """
 
 from __future__ import annotations
@@ -20,9 +20,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Daemon, Stats, bench_daemon, percentile, running, settle_spool, tempdir
 from websockets.asyncio.client import ClientConnection, connect
 
+from benchmarks.common import (
+    Daemon,
+    Stats,
+    bench_daemon,
+    percentile,
+    running,
+    settle_spool,
+    tempdir,
+)
 from purplemux.install import hook_command
 
 SID = "7a1c0f4e-5b2d-4e8a-9c3f-1d2e3f4a5b6c"

@@ -34,6 +34,7 @@ TERMINAL_COLOURS = {
     "white": "\033[37m",
 }
 """ANSI codes for the colour tokens of purplemux.present.LOOKS."""
+SESSION_ID = "session id (a unique prefix is enough)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,22 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--watch", action="store_true", help="redraw on every change until Ctrl-C")
 
     dismiss = sub.add_parser("dismiss", help="mark a review as seen (review -> idle)")
-    dismiss.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
+    dismiss.add_argument("id", nargs="?", help=SESSION_ID)
     dismiss.add_argument("--all", action="store_true", help="dismiss every session in review")
 
     peek = sub.add_parser("peek", help="print a session's screen and the prompt on it")
-    peek.add_argument("id", help="session id (a unique prefix is enough)")
+    peek.add_argument("id", help=SESSION_ID)
     peek.add_argument("--json", action="store_true", help="print the JSON of GET /screen")
 
     answer = sub.add_parser("answer", help="answer the prompt a session shows now")
-    answer.add_argument("id", help="session id (a unique prefix is enough)")
+    answer.add_argument("id", help=SESSION_ID)
     how = answer.add_mutually_exclusive_group(required=True)
     how.add_argument("--option", metavar="LABEL", help="the option to pick, by its label as shown")
     how.add_argument("--text", help="a free-text answer to a question")
     how.add_argument("--cancel", action="store_true", help="press Esc on the prompt")
 
     jump = sub.add_parser("jump", help="bring a session's pane to the front (switches your client)")
-    jump.add_argument("id", help="session id (a unique prefix is enough)")
+    jump.add_argument("id", help=SESSION_ID)
 
     open_ = sub.add_parser("open", help="print the dashboard login link")
     open_.add_argument("--browser", action="store_true", help="also open it in a web browser")

@@ -139,28 +139,25 @@ def check_token(settings: Settings) -> Check:
     return Check("token", "ok", f"{path} (mode 0600)")
 
 
+def _words(command: str) -> list[str]:
+    """A hook command's words as the shell splits them (none if it cannot be split)."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
 def hook_script_of(command: str) -> Path | None:
     """The script a hook command runs (the word ending in status-hook.sh), if any."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    for word in words:
-        if word.endswith(SCRIPT_NAME):
-            return Path(word).expanduser()
-    return None
+    script = next((w for w in _words(command) if w.endswith(SCRIPT_NAME)), None)
+    return Path(script).expanduser() if script else None
 
 
 def hook_home_of(command: str) -> Path | None:
     """The PURPLEMUX_HOME a hook command names, if it names one."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    for word in words:
-        if word.startswith("PURPLEMUX_HOME="):
-            return Path(word.split("=", 1)[1]).expanduser()
-    return None
+    prefix = "PURPLEMUX_HOME="
+    home = next((w.removeprefix(prefix) for w in _words(command) if w.startswith(prefix)), None)
+    return Path(home).expanduser() if home is not None else None
 
 
 def check_hooks(settings: Settings) -> Check:
@@ -226,48 +223,48 @@ def check_claude_dir(settings: Settings) -> Check:
     return Check("claude config", "ok", f"{root}")
 
 
+def _on_path(command: str, which: Which, missing: str, fix: str) -> Check:
+    """`ok` with where `command` is, or a warning (`missing`, `fix`) when PATH has none."""
+    path = which(command)
+    if path is None:
+        return Check(command, "warn", missing, fix)
+    return Check(command, "ok", path)
+
+
 def check_tmux(which: Which = shutil.which) -> Check:
     """tmux is on PATH (optional: without it, panes are not shown or marked)."""
-    path = which("tmux")
-    if path is None:
-        return Check(
-            "tmux",
-            "warn",
-            "not on PATH",
-            "install tmux to see panes and mark them; sessions are still followed",
-        )
+    found = _on_path(
+        "tmux",
+        which,
+        "not on PATH",
+        "install tmux to see panes and mark them; sessions are still followed",
+    )
+    if found.level != "ok":
+        return found
     try:
-        out = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=2, check=False)
-        version = out.stdout.strip() or path
+        out = subprocess.run(
+            [found.detail, "-V"], capture_output=True, text=True, timeout=2, check=False
+        )
     except (OSError, subprocess.SubprocessError):
-        version = path
-    return Check("tmux", "ok", version)
+        return found
+    return Check("tmux", "ok", out.stdout.strip() or found.detail)
 
 
 def check_claude_cli(which: Which = shutil.which) -> Check:
     """The `claude` command is on PATH (a warning only: it may live where we cannot see)."""
-    path = which("claude")
-    if path is None:
-        return Check(
-            "claude",
-            "warn",
-            "not on PATH",
-            "install Claude Code: npm i -g @anthropic-ai/claude-code",
-        )
-    return Check("claude", "ok", path)
+    return _on_path(
+        "claude", which, "not on PATH", "install Claude Code: npm i -g @anthropic-ai/claude-code"
+    )
 
 
 def check_curl(which: Which = shutil.which) -> Check:
     """curl is on PATH; without it the hook script spools every event to disk."""
-    path = which("curl")
-    if path is None:
-        return Check(
-            "curl",
-            "warn",
-            "not on PATH: hooks spool events to disk and the daemon picks them up (slower)",
-            "install curl",
-        )
-    return Check("curl", "ok", path)
+    return _on_path(
+        "curl",
+        which,
+        "not on PATH: hooks spool events to disk and the daemon picks them up (slower)",
+        "install curl",
+    )
 
 
 def check_file_watch(platform: str = sys.platform, watches_path: Path = INOTIFY_WATCHES) -> Check:

@@ -111,20 +111,24 @@ class Prompt(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ToolStart(Event):
-    kind: ClassVar[Kind] = Kind.TOOL_START
+class _ToolCall(Event):
+    """Fields of the events about one tool call (not an event kind itself)."""
+
     tool_name: str = ""
     tool_use_id: str | None = None
     digest: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolStart(_ToolCall):
+    kind: ClassVar[Kind] = Kind.TOOL_START
     summary: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Question(Event):
+class Question(_ToolCall):
     kind: ClassVar[Kind] = Kind.QUESTION
     tool_name: str = "AskUserQuestion"
-    tool_use_id: str | None = None
-    digest: str = ""
     question: str | None = None
 
 
@@ -137,25 +141,26 @@ class Permission(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Attention(Event):
+class _Notification(Event):
+    """Fields of a Notification hook (not an event kind itself)."""
+
+    notification_type: str = ""
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attention(_Notification):
     kind: ClassVar[Kind] = Kind.ATTENTION
-    notification_type: str = ""
-    message: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Notice(Event):
+class Notice(_Notification):
     kind: ClassVar[Kind] = Kind.NOTICE
-    notification_type: str = ""
-    message: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ToolEnd(Event):
+class ToolEnd(_ToolCall):
     kind: ClassVar[Kind] = Kind.TOOL_END
-    tool_name: str = ""
-    tool_use_id: str | None = None
-    digest: str = ""
     failed: bool = False
     background_task_id: str | None = None
     background_description: str | None = None
@@ -193,28 +198,28 @@ class CompactEnd(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class StatusBusy(Event):
-    kind: ClassVar[Kind] = Kind.STATUS_BUSY
+class _Status(Event):
+    """Fields of a session file's status (not an event kind itself)."""
+
     pid: int | None = None
     title: str | None = None
     title_at: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class StatusWaiting(Event):
+class StatusBusy(_Status):
+    kind: ClassVar[Kind] = Kind.STATUS_BUSY
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StatusWaiting(_Status):
     kind: ClassVar[Kind] = Kind.STATUS_WAITING
-    pid: int | None = None
-    title: str | None = None
-    title_at: float | None = None
     waiting_for: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class StatusIdle(Event):
+class StatusIdle(_Status):
     kind: ClassVar[Kind] = Kind.STATUS_IDLE
-    pid: int | None = None
-    title: str | None = None
-    title_at: float | None = None
     shell: bool = False
     """The file says `shell` (2.1.332): the turn is over, a background shell still runs."""
 

@@ -10,13 +10,12 @@ cell and for the guard function itself. After each change it runs the core's fas
 Prints the survivors and the kill ratio; exits 1 below the bar (95 %) or when the unmutated
 tests fail. A survivor must be explained in tests/expected_transitions.md.
 
-    .venv/bin/python scripts/mutation.py [--min 95] [--tests FILE ...]
+    .venv/bin/python -m scripts.mutation [--min 95] [--tests FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,13 +25,12 @@ from typing import cast
 import pytest
 from _pytest.runner import runtestprotocol
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from purplemux import machine
+from purplemux.events import Event, Kind
+from purplemux.machine import Rule
+from purplemux.model import Session, State
 
-from purplemux import machine  # noqa: E402
-from purplemux.events import Event, Kind  # noqa: E402
-from purplemux.machine import Rule  # noqa: E402
-from purplemux.model import Session, State  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 CORE_TESTS = [
     "tests/test_expected_transitions.py",

@@ -32,7 +32,7 @@ if [ "${1-}" = --separate ]; then
 fi
 test_id=${1:?usage: repeat-test.sh [--separate] TEST_ID [RUNS]}
 runs=${2:-100}
-if "$py" scripts/repeat_test.py "$test_id" "$runs"; then
+if "$py" -m scripts.repeat_test "$test_id" "$runs"; then
 	echo "$runs of $runs runs passed in a row: $test_id"
 else
 	echo "FAILED before $runs runs in a row: $test_id"

@@ -4,7 +4,7 @@ Each repetition is a separate test item (its fixtures set up and torn down again
 tests, two fresh daemons, a fresh tmux server); only pytest's own start-up is shared, which on a
 busy machine is most of the cost of a run. scripts/repeat-test.sh is the entry point.
 
-    .venv/bin/python scripts/repeat_test.py TEST_ID [RUNS]
+    .venv/bin/python -m scripts.repeat_test TEST_ID [RUNS]
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # as `python -m pytest` run from the repository does
 
 
 class Repeat:

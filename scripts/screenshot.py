@@ -1,6 +1,6 @@
 """Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium.
 
-Usage: .venv/bin/python scripts/screenshot.py [--out docs/screenshot.png] [--width 1280]
+Usage: .venv/bin/python -m scripts.screenshot [--out docs/screenshot.png] [--width 1280]
        [--dark] [--phone PATH]
 """
 
@@ -12,14 +12,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from tests.chromium import CHROMIUM, LAUNCH_ARGS
+from tests.support import Daemon, wait_for
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402 (needs the repository on sys.path)
-from tests.support import Daemon, wait_for  # noqa: E402
 
 DEFAULT = "/tmp/tmux-1000/default"
 WORK = "/tmp/tmux-1000/work"
@@ -199,14 +202,23 @@ def seed(d: Daemon) -> None:
     wait_for(lambda: {s["id"]: s["state"] for s in d.sessions()} == EXPECTED, timeout=10)
 
 
-def shoot(d: Daemon, out: Path, width: int, dark: bool, phone: Path | None) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def shoot(
+    d: Daemon,
+    show: Callable[[Page], None],
+    out: Path,
+    size: tuple[int, int],
+    dark: bool,
+    phone: Path | None,
+) -> None:
+    """Sign in to `d`, let `show` bring up what is to be seen, save the page at `size` (and at a
+    phone's size when `phone` names a file)."""
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         try:
             scheme: Literal["dark", "light"] = "dark" if dark else "light"
-            sizes = [(out, width, 860, 1)] + ([(phone, 390, 844, 2)] if phone else [])
+            sizes = [(out, *size, 1)] + ([(phone, 390, 844, 2)] if phone else [])
             for path, w, h, scale in sizes:
                 context = browser.new_context(
                     viewport={"width": w, "height": h},
@@ -216,8 +228,7 @@ def shoot(d: Daemon, out: Path, width: int, dark: bool, phone: Path | None) -> N
                 )
                 page = context.new_page()
                 page.goto(f"{d.url}/?token={d.token}")
-                expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
-                page.locator("details.ended summary").click()
+                show(page)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(path), full_page=True)
                 context.close()
@@ -226,9 +237,17 @@ def shoot(d: Daemon, out: Path, width: int, dark: bool, phone: Path | None) -> N
             browser.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshot.png")
+def run(
+    argv: list[str] | None,
+    doc: str,
+    out: str,
+    height: int,
+    stage: Callable[[Daemon], Callable[[Page], None]],
+) -> int:
+    """The screenshot scripts' command line: a real daemon in a temporary home, which `stage`
+    fills and then says how the page shows it; the screenshots go to docs/OUT by default."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / out)
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--dark", action="store_true", help="prefers-color-scheme: dark")
     parser.add_argument("--phone", type=Path, help="also save a phone-sized screenshot here")
@@ -236,11 +255,28 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="purplemux-shot-") as tmp:
         d = Daemon(home=Path(tmp) / "home", claude_dir=Path(tmp) / "claude").start()
         try:
-            seed(d)
-            shoot(d, args.out, args.width, args.dark, args.phone)
+            show = stage(d)
+            shoot(d, show, args.out, (args.width, height), args.dark, args.phone)
         finally:
             d.stop()
     return 0
+
+
+def show_dashboard(page: Page) -> None:
+    """The dashboard live, with its ended sessions opened."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+    page.locator("details.ended summary").click()
+
+
+def stage(d: Daemon) -> Callable[[Page], None]:
+    seed(d)
+    return show_dashboard
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(argv, __doc__ or "", "screenshot.png", 860, stage)
 
 
 if __name__ == "__main__":

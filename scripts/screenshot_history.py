@@ -3,28 +3,24 @@
 The day is made through POST /api/hooks with the hook script's headers, stamped in the past
 (seeded, so it looks the same each time): today from 08:30 when it is past 11:00, else yesterday.
 
-Usage: .venv/bin/python scripts/screenshot_history.py [--out docs/history.png] [--width 1280]
+Usage: .venv/bin/python -m scripts.screenshot_history [--out docs/history.png] [--width 1280]
        [--dark] [--phone PATH]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from scripts.screenshot import DEFAULT, HOME, WORK, post_hook, run
+from tests.support import Daemon
 
-from tests.daemon import Daemon  # noqa: E402
-
-from scripts.screenshot import DEFAULT, HOME, WORK, post_hook  # noqa: E402
-from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 # (session id, cwd, tmux socket or None, pane, first hour, last hour or None, how often it asks)
 CAST: list[tuple[str, str, str | None, str, float, float | None, float]] = [
@@ -89,48 +85,21 @@ def seed(d: Daemon, now: float) -> str:
     return datetime.fromtimestamp(base).date().isoformat()
 
 
-def shoot(d: Daemon, day: str, out: Path, width: int, dark: bool, phone: Path | None) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def stage(d: Daemon) -> Callable[[Page], None]:
+    day = seed(d, time.time())
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            scheme: Literal["dark", "light"] = "dark" if dark else "light"
-            sizes = [(out, width, 700, 1)] + ([(phone, 390, 844, 2)] if phone else [])
-            for path, w, h, scale in sizes:
-                context = browser.new_context(
-                    viewport={"width": w, "height": h},
-                    device_scale_factor=scale,
-                    color_scheme=scheme,
-                    reduced_motion="reduce",
-                )
-                page = context.new_page()
-                page.goto(f"{d.url}/?token={d.token}")
-                page.goto(f"{d.url}/history?day={day}")
-                expect(page.locator(".lane")).to_have_count(len(CAST))
-                path.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(path), full_page=True)
-                context.close()
-                print(f"wrote {path}")
-        finally:
-            browser.close()
+    def show_history(page: Page) -> None:
+        """That day's /history, once every lane is drawn."""
+        from playwright.sync_api import expect
+
+        page.goto(f"{d.url}/history?day={day}")
+        expect(page.locator(".lane")).to_have_count(len(CAST))
+
+    return show_history
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "history.png")
-    parser.add_argument("--width", type=int, default=1280)
-    parser.add_argument("--dark", action="store_true", help="prefers-color-scheme: dark")
-    parser.add_argument("--phone", type=Path, help="also save a phone-sized screenshot here")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="purplemux-shot-") as tmp:
-        d = Daemon(home=Path(tmp) / "home", claude_dir=Path(tmp) / "claude").start()
-        try:
-            day = seed(d, time.time())
-            shoot(d, day, args.out, args.width, args.dark, args.phone)
-        finally:
-            d.stop()
-    return 0
+    return run(argv, __doc__ or "", "history.png", 700, stage)
 
 
 if __name__ == "__main__":

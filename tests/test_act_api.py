@@ -4,7 +4,8 @@ shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e 
 from __future__ import annotations
 
 import io
-import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,10 @@ import pytest
 
 from purplemux.cli import main
 from purplemux.settings import Settings
-from tests.support import Daemon, run_hook, wait_for
-from tests.support.screens import call, dialog_pane
+from tests.support import Daemon, wait_for
+from tests.support.screens import asking, call, capture, dialog_pane
+
+SCREEN = "/api/sessions/s1/screen"
 
 
 @pytest.fixture
@@ -22,20 +25,6 @@ def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """(socket path, pane id) of a pane showing the classic dialog (tests/support/screens.py)."""
     with dialog_pane(tmp_path) as found:
         yield found
-
-
-def asking(daemon: Daemon, sid: str, sock: str | None, pane: str) -> None:
-    """Hooks as Claude sends them for a permission dialog in that pane."""
-    tmux = f"{sock},1,0" if sock else ""
-    tool = {"command": "touch b.txt", "description": "run the requested command"}
-    for name, extra in (
-        ("SessionStart", {"source": "startup"}),
-        ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
-        ("PreToolUse", {"tool_name": "Bash", "tool_input": tool, "tool_use_id": "t1"}),
-        ("PermissionRequest", {"tool_name": "Bash", "tool_input": tool}),
-    ):
-        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
-        run_hook(daemon.home, payload, pane=pane, tmux=tmux)
 
 
 def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
@@ -46,15 +35,6 @@ def wait_state(daemon: Daemon, sid: str, state: str) -> dict[str, Any]:
         return found if found and found["state"] == state else None
 
     return wait_for(there)
-
-
-def capture(sock: str, pane: str) -> str:
-    return subprocess.run(
-        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:
@@ -167,6 +147,43 @@ def test_cli_peek_answer_and_jump(
         assert main(["jump", "cli-2"], out=io.StringIO()) == 1
         assert "proj is not in a tmux pane" in capsys.readouterr().err
         assert main(["peek", "cli-"], out=io.StringIO()) == 2  # ambiguous
+    finally:
+        daemon.stop()
+
+
+def test_a_dialog_read_before_its_hook_lands_gets_the_id_answers_are_checked_with(
+    tmp_path: Path, pane: tuple[str, str]
+) -> None:
+    """Claude draws the dialog a moment before PermissionRequest arrives: /screen, asked in that
+    moment, waits for needs-input, so the id it gives is the one /answer accepts afterwards."""
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        asking(daemon, "s1", sock, pane_id, hooks=3)  # up to PreToolUse: busy, dialog shown
+        assert wait_state(daemon, "s1", "busy")
+        early: dict[str, Any] = {}
+        reader = threading.Thread(
+            target=lambda: early.update(
+                zip(("status", "body"), call(daemon, "GET", SCREEN), strict=True)
+            )
+        )
+        reader.start()
+        time.sleep(0.3)  # ordering only: the read is under way when the hook lands
+        asking(daemon, "s1", sock, pane_id)  # the rest: PermissionRequest
+        reader.join()
+        assert early["status"] == 200, early
+        assert early["body"]["state"] == "needs-input"
+        wait_state(daemon, "s1", "needs-input")
+        status, later = call(daemon, "GET", SCREEN)
+        assert status == 200 and later["prompt"]["id"] == early["body"]["prompt"]["id"]
+        status, reply = call(
+            daemon,
+            "POST",
+            "/api/sessions/s1/answer",
+            {"prompt_id": early["body"]["prompt"]["id"], "option": "Yes"},
+        )
+        # Accepted: the keys went (the pane is not Claude, so the dialog stays: 504, not 409).
+        assert status == 504 and reply["keys"] == ["Enter"], reply
     finally:
         daemon.stop()
 

@@ -7,12 +7,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from benchmarks import hook_latency
+from benchmarks import run as bench_run
+
 REPO = Path(__file__).resolve().parent.parent
-RUN = REPO / "benchmarks" / "run.py"
+RUN = ["-m", "benchmarks.run"]  # run from the repository, as `make bench` does
 SECTIONS = (
     "1. What Claude waits per hook",
     "2. Hook start → a WebSocket client sees the change",
@@ -53,7 +55,7 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     )
     out = tmp_path / "BENCHMARKS.md"
     done = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--output", str(out), "--e2e-json", str(e2e)],
+        [sys.executable, *RUN, "--quick", "--output", str(out), "--e2e-json", str(e2e)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -87,12 +89,7 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     assert "ratio ≤ 1.5" in report or "Goal ≤ 1.5" in report
 
 
-def test_e2e_section_without_a_file_says_how_to_measure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    import run as bench_run  # benchmarks/run.py
-
+def test_e2e_section_without_a_file_says_how_to_measure(tmp_path: Path) -> None:
     sec = bench_run.section_e2e(tmp_path / "absent.json")
     text = "\n".join(sec.lines)
     assert "Not measured in this run" in text
@@ -100,17 +97,7 @@ def test_e2e_section_without_a_file_says_how_to_measure(
     assert sec.summary[0][2] == "not measured in this run"
 
 
-def _bench_run(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    import run as bench_run  # benchmarks/run.py
-
-    return bench_run
-
-
-def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bench_run = _bench_run(monkeypatch)
+def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(tmp_path: Path) -> None:
     e2e = tmp_path / "e2e.json"
     e2e.write_text(
         json.dumps(
@@ -138,8 +125,7 @@ def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(
     assert "negative latency" in "\n".join(sec.lines)
 
 
-def test_e2e_targets_are_the_e2e_tiers_targets(monkeypatch: pytest.MonkeyPatch) -> None:
-    bench_run = _bench_run(monkeypatch)
+def test_e2e_targets_are_the_e2e_tiers_targets() -> None:
     from tests.e2e.test_daemon_e2e import TARGETS
 
     assert {k: t for k, (_, t) in bench_run.E2E_TARGETS.items()} == {
@@ -148,10 +134,7 @@ def test_e2e_targets_are_the_e2e_tiers_targets(monkeypatch: pytest.MonkeyPatch) 
     assert set(TARGETS) >= set(bench_run.E2E_TARGETS) | set(bench_run.E2E_EXTRA)
 
 
-def test_header_names_what_was_measured_read_and_hand_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    bench_run = _bench_run(monkeypatch)
+def test_header_names_what_was_measured_read_and_hand_kept() -> None:
     sections = [
         bench_run.Section("1. What Claude waits per hook"),
         bench_run.Section("2. Hook start"),
@@ -169,10 +152,7 @@ def test_header_names_what_was_measured_read_and_hand_kept(
     assert "every figure" not in text
 
 
-def test_facts_in_the_text_come_from_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    bench_run = _bench_run(monkeypatch)
-    import hook_latency  # benchmarks/hook_latency.py
-
+def test_facts_in_the_text_come_from_the_run() -> None:
     assert bench_run.payload_bytes() == len(json.dumps(hook_latency.PAYLOAD).encode()) + 1
     libs = bench_run.curl_libraries()
     assert libs is not None and libs > 0  # curl is installed by make test-deps

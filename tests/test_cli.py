@@ -11,14 +11,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from purplemux.cli import main, render_table
-from tests.support import Daemon, free_port, hook, wait_for
+from tests.support import Daemon, cli_sees, free_port, hook, wait_for
 
 
 class Tty(io.StringIO):
@@ -29,12 +28,9 @@ class Tty(io.StringIO):
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, d.env[key])
-    yield d
-    d.stop()
+def daemon(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    """The real daemon (tests/support/plugin.py), which the CLI in this process sees."""
+    return cli_sees(daemon, monkeypatch)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from purplemux.doctor import Check
 from purplemux.install import HOOK_EVENTS, hook_command, install, install_script, merge_hooks
 from purplemux.notify.vapid import load_or_create_keys
 from purplemux.settings import Settings
-from tests.support import Daemon, free_port
+from tests.support import Daemon, cli_sees, free_port
 from tests.support import settings_for as in_process_settings
 
 
@@ -156,9 +156,7 @@ def test_file_watch_check(tmp_path: Path) -> None:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
     """A daemon (not started) whose home and Claude dir the CLI sees through the environment."""
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, d.env[key])
+    d = cli_sees(Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude"), monkeypatch)
     yield d
     d.stop()
 

@@ -68,59 +68,43 @@ class Case:
 
 ASKED = PendingTool("Bash", "d-bash", "A")
 ASKED_NO_ID = PendingTool("Bash", "d-bash", None)
+SAME_CALL_NO_ID = "same tool and input, the asked-for call's id unknown"
 
-_ANSWERS_PENDING_END = [
-    Case("no call is pending", {"pending_tool": None}, {"tool_name": "Bash", "tool_use_id": "A"}),
-    Case(
-        "the PostToolUse of the asked-for call",
-        {"pending_tool": ASKED},
-        {"tool_name": "Bash", "tool_use_id": "A", "digest": "d-bash"},
-    ),
-    Case(
-        "same tool and input, the asked-for call's id unknown",
-        {"pending_tool": ASKED_NO_ID},
-        {"tool_name": "Bash", "tool_use_id": "A", "digest": "d-bash"},
-    ),
-    Case(
-        "a PostToolUse of another, parallel call",
-        {"pending_tool": ASKED},
-        {"tool_name": "Read", "tool_use_id": "B", "digest": "d-read"},
-        holds=False,
-    ),
-    Case(
-        "same tool, other input, no ids",
-        {"pending_tool": ASKED_NO_ID},
-        {"tool_name": "Bash", "tool_use_id": None, "digest": "d-other"},
-        holds=False,
-    ),
-    Case(
-        "another tool, no ids",
-        {"pending_tool": ASKED_NO_ID},
-        {"tool_name": "Read", "tool_use_id": None, "digest": "d-bash"},
-        holds=False,
-    ),
-]
 
-_ANSWERS_PENDING_START = [
-    Case("no call is pending", {"pending_tool": None}, {"tool_name": "Bash", "tool_use_id": "A"}),
-    Case(
-        "same tool and input, the asked-for call's id unknown",
-        {"pending_tool": ASKED_NO_ID},
-        {"tool_name": "Bash", "tool_use_id": "C", "digest": "d-bash"},
-    ),
-    Case(
-        "a PreToolUse of another call (it has its own id)",
-        {"pending_tool": ASKED},
-        {"tool_name": "Bash", "tool_use_id": "B", "digest": "d-bash"},
-        holds=False,
-    ),
-    Case(
-        "another tool, no ids",
-        {"pending_tool": ASKED_NO_ID},
-        {"tool_name": "Read", "tool_use_id": None, "digest": "d-read"},
-        holds=False,
-    ),
-]
+def _tool_cases(
+    rows: list[tuple[str, PendingTool | None, str, str | None, str, bool]],
+) -> list[Case]:
+    """Rows of (label, the pending call, the event's tool name, tool_use_id and digest, holds)."""
+    return [
+        Case(
+            label,
+            {"pending_tool": pending},
+            {"tool_name": tool, "tool_use_id": use_id, "digest": digest},
+            holds,
+        )
+        for label, pending, tool, use_id, digest, holds in rows
+    ]
+
+
+_ANSWERS_PENDING_END = _tool_cases(
+    [
+        ("no call is pending", None, "Bash", "A", "", True),
+        ("the PostToolUse of the asked-for call", ASKED, "Bash", "A", "d-bash", True),
+        (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "A", "d-bash", True),
+        ("a PostToolUse of another, parallel call", ASKED, "Read", "B", "d-read", False),
+        ("same tool, other input, no ids", ASKED_NO_ID, "Bash", None, "d-other", False),
+        ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-bash", False),
+    ]
+)
+_ANSWERS_PENDING_START = _tool_cases(
+    [
+        ("no call is pending", None, "Bash", "A", "", True),
+        (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "C", "d-bash", True),
+        ("a PreToolUse of another call (it has its own id)", ASKED, "Bash", "B", "d-bash", False),
+        ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-read", False),
+    ]
+)
+
 
 _NOT_ENDED_BY_THIS_PROCESS = [
     Case("a live session", {"ended": False, "pid": 42}, {"pid": 42}),

@@ -32,7 +32,7 @@ def test_the_page_draws_a_lane_per_session_with_a_mark_per_span(client: TestClie
     assert 'data-session-id="p1"' in html
     marks = re.findall(
         r'<rect class="mark" data-state="([a-z-]+)" data-colour="[a-z]+" data-label="[a-z ]+"'
-        r' data-from',
+        r" data-from",
         html,
     )
     assert marks == ["idle", "busy", "review"] or marks[-3:] == ["idle", "busy", "review"]

@@ -7,15 +7,14 @@ import io
 import itertools
 import json
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 import pytest
 
 from purplemux.cli import main
-from tests.support import Daemon
+from tests.support import Daemon, cli_sees
 from tests.support.browser import hook, wait_state
+from tests.support.screens import call
 
 SID = "hist-1"
 TOOL = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
@@ -27,16 +26,6 @@ the hook script stamps the time when it starts, a few milliseconds after we do).
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
-
-
-def get(d: Daemon, path: str) -> tuple[int, Any]:
-    req = urllib.request.Request(d.url + path)
-    req.add_header("Authorization", f"Bearer {d.token}")
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def drive(d: Daemon, waits: dict[str, float]) -> list[float]:
@@ -109,7 +98,10 @@ def test_spans_match_the_waits_and_survive_a_restart(daemon: Daemon) -> None:
 def test_bad_queries_get_a_reason(daemon: Daemon) -> None:
     hook(daemon, SID, "SessionStart", source="startup")
     wait_state(daemon, SID, "idle")
-    assert get(daemon, "/api/sessions/nope/timeline") == (404, {"error": "no session 'nope'"})
+    assert call(daemon, "GET", "/api/sessions/nope/timeline") == (
+        404,
+        {"error": "no session 'nope'"},
+    )
     for query in (
         "since=yesterday",
         "since=nan",
@@ -119,10 +111,10 @@ def test_bad_queries_get_a_reason(daemon: Daemon) -> None:
         "since=1800000000&until=1700000000",
         "until=12",
     ):
-        status, body = get(daemon, f"/api/summary?{query}")
+        status, body = call(daemon, "GET", f"/api/summary?{query}")
         assert status == 400, query
         assert body["error"], query
-    status, body = get(daemon, "/history?day=2024-13-40")
+    status, body = call(daemon, "GET", "/history?day=2024-13-40")
     assert status == 400 and "YYYY-MM-DD" in body["error"]
     # Nothing changed: the session is still there, as it was.
     assert daemon.api("GET", f"/api/sessions/{SID}/timeline")["spans"][0]["state"] == "idle"
@@ -131,8 +123,7 @@ def test_bad_queries_get_a_reason(daemon: Daemon) -> None:
 def test_report_prints_the_summary_as_a_table(
     daemon: Daemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, daemon.env[key])
+    cli_sees(daemon, monkeypatch)
     evil = "/w/evil\x1b[2J\x07name\u202e"
     hook(daemon, "r-1", "UserPromptSubmit", pane="%3", cwd=evil, prompt="go")
     hook(daemon, "r-1", "PermissionRequest", pane="%3", cwd=evil, **TOOL)

@@ -19,6 +19,7 @@ from typing import TypeVar
 import pytest
 
 from purplemux.sources.spool import parse_spool
+from tests.support import fake_command
 from tests.support.fake_daemon import PAYLOAD, TOKEN, FakeDaemon, make_home
 
 REPO = Path(__file__).resolve().parent.parent
@@ -242,12 +243,12 @@ def test_delivers_without_setsid(tmp_path: Path, serve: Callable[..., FakeDaemon
 def test_seconds_only_date_still_gives_nanoseconds(tmp_path: Path) -> None:
     """macOS date has no %N: it prints a literal N, and the script falls back to whole seconds."""
     home = make_home(tmp_path, None)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "date"
-    fake.write_text("#!/bin/sh\ncase $1 in +%s%N) echo 1700000000N ;; *) echo 1700000000 ;; esac\n")
-    fake.chmod(0o755)
-    run = run_hook(home, path=f"{bin_dir}:{os.environ['PATH']}")
+    path = fake_command(
+        tmp_path / "bin",
+        "date",
+        "case $1 in +%s%N) echo 1700000000N ;; *) echo 1700000000 ;; esac\n",
+    )
+    run = run_hook(home, path=path)
     assert_silent_success(run)
     [path] = wait_for(lambda: spool_files(home), "a spool file")
     headers = parse_spool(path.read_bytes()).headers

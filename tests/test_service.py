@@ -16,6 +16,7 @@ import pytest
 from purplemux import service
 from purplemux.cli import main
 from purplemux.settings import Settings
+from tests.support import fake_command
 
 
 def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
@@ -123,13 +124,11 @@ def test_launchd_agent(tmp_path: Path) -> None:
 @pytest.fixture
 def fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A `systemctl` on PATH that records its arguments."""
-    bindir = tmp_path / "fakebin"
-    bindir.mkdir()
     log = tmp_path / "systemctl.log"
-    tool = bindir / "systemctl"
-    tool.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(log))}\n')
-    tool.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    path = fake_command(
+        tmp_path / "fakebin", "systemctl", f'echo "$@" >> {shlex.quote(str(log))}\n'
+    )
+    monkeypatch.setenv("PATH", path)
     monkeypatch.setenv("PURPLEMUX_HOME", str(tmp_path / "pmhome"))
     return log
 

@@ -25,7 +25,17 @@ from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
-from tests.support import REPO, Daemon, free_port, hook, run_hook, settings_for, wait_for
+from tests.support import (
+    REPO,
+    Daemon,
+    cli_sees,
+    fake_command,
+    free_port,
+    hook,
+    run_hook,
+    settings_for,
+    wait_for,
+)
 
 # --- the badge --------------------------------------------------------------------------------
 
@@ -106,12 +116,9 @@ def test_http_body_parsing() -> None:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
-        monkeypatch.setenv(key, d.env[key])
-    yield d
-    d.stop()
+def daemon(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    """The real daemon (tests/support/plugin.py), which the CLI in this process sees."""
+    return cli_sees(daemon, monkeypatch)
 
 
 def tmux_status(*argv: str) -> tuple[int, str]:
@@ -516,25 +523,6 @@ MARKER_DAEMON = textwrap.dedent(
 )
 
 
-class MarkerDaemon(Daemon):
-    """A real uvicorn daemon whose app also runs the pane marker."""
-
-    def start(self) -> MarkerDaemon:
-        self.log_path = self.home.parent / f"daemon-{self.port}.log"
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", MARKER_DAEMON],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=REPO,
-            )
-        wait_for(self._healthy, timeout=20)
-        wait_for(lambda: (self.home / "port").exists())
-        return self
-
-
 def status_line(outer: Tmux, escapes: bool = False) -> str:
     args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if escapes else [])
     lines = outer(*args).splitlines()
@@ -543,15 +531,13 @@ def status_line(outer: Tmux, escapes: bool = False) -> str:
 
 def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
     """The documented snippet, sourced into tmux 3.x, drawn by an attached client."""
-    d = MarkerDaemon(home=tmp_path / "home", claude_dir=tmp_path / "claude").start()
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    shim = bindir / "purplemux"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m purplemux "$@"\n')
-    shim.chmod(0o755)
+    # A real uvicorn daemon whose app also runs the pane marker.
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")
+    d.start("-c", MARKER_DAEMON, timeout=20, cwd=REPO)
+    path = fake_command(tmp_path / "bin", "purplemux", f'exec {sys.executable} -m purplemux "$@"\n')
     conf = tmp_path / "tmux.conf"
     conf.write_text(pm.TMUX_CONF)
-    env = {**d.env, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    env = {**d.env, "PATH": path}
     inner = start_tmux(env)
     outer: Tmux | None = None
     try:

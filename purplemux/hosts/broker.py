@@ -19,12 +19,10 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+if TYPE_CHECKING:  # redis is imported when a broker is configured (about 10 MB less otherwise)
+    from redis.asyncio import Redis
 
 from purplemux.hosts.remote import RemoteView, Row
 
@@ -152,7 +150,7 @@ class BrokerLink:
         try:
             await client.xadd(commands_key(host), fields, maxlen=COMMANDS_MAXLEN, approximate=True)
             answer = await client.blpop([reply_key(cid)], timeout=COMMAND_TIMEOUT)
-        except (RedisError, OSError) as exc:
+        except _redis_errors() as exc:
             raise BrokerUnavailable(f"the broker failed: {exc}") from None
         if answer is None:
             raise BrokerUnavailable(f"host {host!r} did not answer within {COMMAND_TIMEOUT:g}s")
@@ -176,7 +174,7 @@ class BrokerLink:
                         raise
             except Exception as exc:  # the link must outlive any failure; cancellation passes
                 cause = _first(exc)
-                if not isinstance(cause, RedisError | OSError):
+                if not isinstance(cause, _redis_errors()):
                     log.error("the broker link failed; reconnecting", exc_info=cause)
                 self._down(cause)
             finally:
@@ -188,11 +186,15 @@ class BrokerLink:
     async def _goodbye(self, client: Redis) -> None:
         """On shutdown: the others mark our rows stale now rather than when the TTL runs out."""
         if self.state == "connected":
-            with contextlib.suppress(RedisError, OSError, asyncio.TimeoutError):
+            with contextlib.suppress(*_redis_errors(), asyncio.TimeoutError):
                 await asyncio.wait_for(client.delete(alive_key(self.me)), 1.0)
 
     @contextlib.asynccontextmanager
     async def _connect(self) -> Any:
+        from redis.asyncio import Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
         client: Redis = Redis.from_url(
             self.url,
             password=self.password,
@@ -320,7 +322,7 @@ class BrokerLink:
             log.exception("a broker command failed")
             reply = Reply(500, {"error": f"the owning host failed: {exc}"})
         text = json.dumps({"status": reply.status, "body": reply.body, "host": self.me})
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*_redis_errors()):
             pipe = client.pipeline(transaction=True)
             pipe.lpush(reply_key(fields["id"]), text)
             pipe.expire(reply_key(fields["id"]), int(COMMAND_TTL))
@@ -424,3 +426,10 @@ def _safe(url: str) -> str:
     if "@" in rest:
         rest = rest.rsplit("@", 1)[1]
     return f"{scheme}{sep}{rest}"
+
+
+def _redis_errors() -> tuple[type[BaseException], ...]:
+    """What a failing link raises (redis is loaded by then: only a connected link fails so)."""
+    from redis.exceptions import RedisError
+
+    return (RedisError, OSError)

@@ -9,13 +9,12 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-
-# py_vapid ships no type information; Vapid is the RFC 8292 (`vapid` scheme) signer.
-from py_vapid import Vapid  # type: ignore[import-untyped]
+# cryptography and py_vapid are imported when the keys are first needed (a page subscribing,
+# a push to send): a daemon nobody subscribes to never loads them.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +32,12 @@ class VapidKeys:
 
 def load_or_create_keys(home: Path) -> VapidKeys:
     """Load `home/vapid_private.pem`, creating it (mode 0600) on first use."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    # py_vapid ships no type information; Vapid is the RFC 8292 (`vapid` scheme) signer.
+    from py_vapid import Vapid  # type: ignore[import-untyped]
+
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = home / KEY_FILE
     if not path.exists():
@@ -48,6 +53,8 @@ def load_or_create_keys(home: Path) -> VapidKeys:
 
 def _create(path: Path) -> None:
     """Write a new key to a private temp file, then link it into place (first writer wins)."""
+    from py_vapid import Vapid
+
     vapid = Vapid()
     vapid.generate_keys()
     pem: bytes = vapid.private_pem()
@@ -80,6 +87,8 @@ def _tighten(path: Path) -> None:
 
 def _public_b64(key: ec.EllipticCurvePrivateKey) -> str:
     """The 65-byte uncompressed public point, base64url without padding."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = key.public_key().public_bytes(
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
     )

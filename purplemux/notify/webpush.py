@@ -6,21 +6,21 @@ import asyncio
 import inspect
 import json
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-import requests
-
-# pywebpush ships no type information (no py.typed marker).
-from pywebpush import WebPushException, webpush  # type: ignore[import-untyped]
-from requests.adapters import HTTPAdapter
-
 from purplemux.notify.vapid import VapidKeys
+
+# pywebpush and requests (with aiohttp, urllib3, …: about 25 MB) are imported by the first send:
+# a daemon with no push subscriber never loads them.
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class WebPushSender:
 
     def __init__(
         self,
-        keys: VapidKeys,
+        keys: VapidKeys | Callable[[], Awaitable[VapidKeys]],
         store: SubscriptionStore,
         *,
         subject: str = "mailto:purplemux@localhost",
@@ -95,7 +95,8 @@ class WebPushSender:
         workers: int = 8,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.keys = keys
+        self._keys = keys
+        self._keys_lock = asyncio.Lock()
         self.store = store
         self.subject = subject
         self.timeout = timeout
@@ -103,24 +104,24 @@ class WebPushSender:
         self.tries = max(1, tries)
         self.backoff = backoff
         self._clock = clock
+        self._workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="webpush")
-        self._http = requests.Session()
-        # One pooled connection per worker thread, so parallel sends to one push service
-        # reuse connections instead of discarding them.
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=workers)
-        self._http.mount("https://", adapter)
-        self._http.mount("http://", adapter)
+        self._http: requests.Session | None = None
+        self._http_lock = threading.Lock()
         self._failing: set[str] = set()
 
     async def send(self, payload: dict[str, Any], urgency: str = "normal") -> SendReport:
         """Deliver `payload` to all subscriptions; 404/410 answers remove the subscription."""
         try:
             subscriptions = await _resolve(self.store.list_subscriptions())
+            if not subscriptions:
+                return SendReport()
+            keys = await self.keys()
             data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
             headers = {"Urgency": urgency if urgency in URGENCIES else "normal"}
             # return_exceptions: one broken delivery must not abandon the others mid-flight.
             outcomes = await asyncio.gather(
-                *(self._deliver(sub, data, headers) for sub in subscriptions),
+                *(self._deliver(keys, sub, data, headers) for sub in subscriptions),
                 return_exceptions=True,
             )
         except Exception:
@@ -142,17 +143,47 @@ class WebPushSender:
                 raise outcome  # KeyboardInterrupt and the like are not ours to swallow
         return SendReport(tuple(delivered), tuple(removed), tuple(failed))
 
+    async def keys(self) -> VapidKeys:
+        """The signing keys; a getter given instead is called by the first send to someone (so
+        a daemon nobody subscribes to never loads the crypto)."""
+        async with self._keys_lock:  # first come, first served: sends keep their order
+            if not isinstance(self._keys, VapidKeys):
+                self._keys = await self._keys()
+                await asyncio.to_thread(self._session)  # and the HTTP side, before any POST
+            return self._keys
+
     def close(self) -> None:
         """Stop the worker threads (sends in flight end at their timeout) and the HTTP pool."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self._http.close()
+        if self._http is not None:
+            self._http.close()
 
-    async def _deliver(self, sub: dict[str, Any], data: str, headers: dict[str, str]) -> _Outcome:
+    def _session(self) -> requests.Session:
+        """The pooled HTTP session, made by the first POST (in a worker thread)."""
+        with self._http_lock:
+            if self._http is None:
+                import pywebpush  # type: ignore[import-untyped]  # noqa: F401  (loaded here, once)
+                import requests
+                from requests.adapters import HTTPAdapter
+
+                http = requests.Session()
+                # One pooled connection per worker thread, so parallel sends to one push
+                # service reuse connections instead of discarding them.
+                adapter = HTTPAdapter(pool_connections=4, pool_maxsize=self._workers)
+                http.mount("https://", adapter)
+                http.mount("http://", adapter)
+                self._http = http
+            return self._http
+
+    async def _deliver(
+        self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
+    ) -> _Outcome:
         """One subscription: try up to `tries` times with exponential backoff between tries."""
         endpoint = str(sub.get("endpoint", ""))
         loop = asyncio.get_running_loop()
         for attempt in range(self.tries):
-            failure = await loop.run_in_executor(self._executor, self._post, sub, data, headers)
+            post = self._post
+            failure = await loop.run_in_executor(self._executor, post, keys, sub, data, headers)
             if failure is None:
                 self._recovered()
                 return _Outcome.DELIVERED
@@ -173,8 +204,16 @@ class WebPushSender:
             await asyncio.sleep(self.backoff * 2**attempt)
         return _Outcome.FAILED
 
-    def _post(self, sub: dict[str, Any], data: str, headers: dict[str, str]) -> _Failure | None:
+    def _post(
+        self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
+    ) -> _Failure | None:
         """One blocking POST (runs in a worker thread); None on success."""
+        import requests
+
+        # pywebpush ships no type information (no py.typed marker).
+        from pywebpush import WebPushException, webpush
+
+        http = self._session()
         endpoint = str(sub.get("endpoint", ""))
         parts = urlsplit(endpoint)
         # pywebpush writes into the claims dict it is given: a fresh one per call.
@@ -187,13 +226,13 @@ class WebPushSender:
             webpush(
                 subscription_info=sub,
                 data=data,
-                vapid_private_key=self.keys.vapid,
+                vapid_private_key=keys.vapid,
                 vapid_claims=claims,
                 content_encoding="aes128gcm",
                 timeout=self.timeout,
                 ttl=self.ttl,
                 headers=dict(headers),
-                requests_session=self._http,
+                requests_session=http,
             )
         except WebPushException as exc:
             status = exc.status_code

@@ -73,7 +73,7 @@ async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: s
 
 async def notifier(rt: Runtime) -> None:
     """Push and desktop-notify each live entry into needs-input or review, once."""
-    sender = WebPushSender(await rt.vapid_keys(), _Subscriptions(rt.store))
+    sender = WebPushSender(rt.vapid_keys, _Subscriptions(rt.store))
     policy = PushPolicy(cooldown=rt.settings.push_cooldown)
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()

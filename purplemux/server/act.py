@@ -5,6 +5,7 @@ GET /api/sessions/{id}/screen, POST /api/sessions/{id}/answer, POST /api/session
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -14,9 +15,9 @@ from fastapi.responses import JSONResponse
 
 from purplemux import events as ev
 from purplemux import tmux
-from purplemux.answer import AnswerError, Choice, pane_of
+from purplemux.answer import AnswerError, Choice, Screen, pane_of
 from purplemux.events import Source
-from purplemux.model import Session
+from purplemux.model import Session, State
 from purplemux.server import hosts
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
@@ -27,6 +28,9 @@ BY = frozenset({"page", "push", "cli", "api"})
 """Who answers: the dashboard, a notification's action, the command line, anything else."""
 MAX_ANSWER_BODY = 16 * 1024
 MAX_TEXT = 2000
+SETTLE = 1.5
+"""Seconds /screen waits for a dialog it sees to be known as needs-input (see `settled_read`)."""
+SETTLE_STEP = 0.05
 
 
 def _session(rt: Runtime, session_id: str) -> Session:
@@ -57,9 +61,8 @@ async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> Any
 
 async def screen_local(rt: Runtime, session_id: str) -> Any:
     """GET /screen on this host's own session."""
-    session = _session(rt, session_id)
     try:
-        shown = await rt.desk.read(session)
+        session, shown = await settled_read(rt, session_id)
     except AnswerError as exc:
         return _refused(exc)
     return {
@@ -69,6 +72,28 @@ async def screen_local(rt: Runtime, session_id: str) -> Any:
         "state": session.state.value,
         "input": rt.settings.input_allowed,
     }
+
+
+async def settled_read(rt: Runtime, session_id: str) -> tuple[Session, Screen]:
+    """The session and its screen, with the prompt id an answer will be checked against.
+
+    A prompt's id includes when its session entered its state. Claude draws a dialog a moment
+    before its PermissionRequest hook lands, so a read in that moment would hand out an id made
+    from the busy state, which stops matching as soon as needs-input arrives (an answer with it
+    is refused, nothing typed). So while a dialog shows and the session is not yet needs-input,
+    read again until it is, for at most SETTLE seconds (a dialog no hook announces keeps the id
+    of the state it was drawn in)."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        session = _session(rt, session_id)
+        shown = await rt.desk.read(session)
+        if (
+            shown.prompt is None
+            or session.state is State.NEEDS_INPUT
+            or time.monotonic() >= deadline
+        ):
+            return session, shown
+        await asyncio.sleep(SETTLE_STEP)
 
 
 def parse_answer(data: Any) -> tuple[str, Choice, str]:

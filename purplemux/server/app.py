@@ -25,7 +25,7 @@ from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import Part, Supervisor
 from purplemux.paths import web_dir
 from purplemux.runtime import Runtime
-from purplemux.server import act, api, history, notifications, page, stream
+from purplemux.server import act, api, history, memory, notifications, page, stream
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
@@ -87,6 +87,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     )
     app.include_router(api.router)
     app.include_router(act.router)
+    app.include_router(memory.router)
     app.include_router(stream.router)
     app.include_router(page.router)
     app.include_router(history.router)

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 from purplemux.model import Session, State
 from purplemux.present import present
 from tests.support import Daemon
-from tests.support.browser import PROMPT_TOOL, hook, make, wait_state
+from tests.support.browser import PROMPT_TOOL, hook, make, new_page, wait_state
 
 pytestmark = pytest.mark.browser
 
@@ -133,9 +133,7 @@ def test_session_text_is_shown_as_text_never_markup(dashboard: Page, daemon: Dae
 
 def test_without_the_cookie_no_session_data(browser: Browser, daemon: Daemon) -> None:
     make(daemon, "secret-session", "review", cwd="/w/secret-project")
-    context = browser.new_context()
-    try:
-        page = context.new_page()
+    with new_page(browser) as page:
         response = page.goto(daemon.url + "/")
         assert response is not None and response.status == 401
         expect(page.locator("body")).to_contain_text("Open the link from purplemux open")
@@ -145,16 +143,12 @@ def test_without_the_cookie_no_session_data(browser: Browser, daemon: Daemon) ->
         response = page.goto(daemon.url + "/?token=wrong")
         assert response is not None and response.status == 401
         expect(page.locator("[data-session-id]")).to_have_count(0)
-    finally:
-        context.close()
 
 
 def test_server_renders_the_state_without_javascript(browser: Browser, daemon: Daemon) -> None:
     make(daemon, "nojs-busy", "busy", pane="%1")
     make(daemon, "nojs-review", "review", pane="%2")
-    context = browser.new_context(java_script_enabled=False)
-    try:
-        page = context.new_page()
+    with new_page(browser, java_script_enabled=False) as page:
         page.goto(f"{daemon.url}/?token={daemon.token}#session-nojs-review")
         expect(row(page, "nojs-busy")).to_have_attribute("data-state", "busy")
         expect(row(page, "nojs-review")).to_have_attribute("data-state", "review")
@@ -165,8 +159,6 @@ def test_server_renders_the_state_without_javascript(browser: Browser, daemon: D
         )
         assert row(page, "nojs-review").evaluate("el => el.matches(':target')")
         expect(page.locator(".recent-item")).to_have_count(1)
-    finally:
-        context.close()
 
 
 def test_ended_sessions_move_to_the_ended_section(dashboard: Page, daemon: Daemon) -> None:

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support import Daemon
-from tests.support.browser import PROMPT_TOOL, hook, make, sign_in, wait_state
+from tests.support.browser import PROMPT_TOOL, hook, make, new_page, sign_in, wait_state
 
 pytestmark = pytest.mark.browser
 
@@ -106,12 +106,7 @@ def test_a_phone_sees_the_whole_chart_in_both_schemes(
     browser: Browser, daemon: Daemon, scheme: str
 ) -> None:
     lived_a_day(daemon)
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        color_scheme=scheme,  # type: ignore[arg-type]
-    )
-    try:
-        page = context.new_page()
+    with new_page(browser, viewport={"width": 390, "height": 844}, color_scheme=scheme) as page:
         page.goto(f"{daemon.url}/?token={daemon.token}")
         page.goto(daemon.url + "/history")
         lane = page.locator('.lane[data-session-id="h-1"]')
@@ -124,8 +119,6 @@ def test_a_phone_sees_the_whole_chart_in_both_schemes(
         assert bar is not None and bar["width"] > 300  # the label sits above it on a phone
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(17, 16, 23)") == (scheme == "dark")
-    finally:
-        context.close()
 
 
 def test_history_needs_the_login(page: Page, daemon: Daemon) -> None:

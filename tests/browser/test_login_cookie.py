@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support import Daemon
-from tests.support.browser import sign_in
+from tests.support.browser import new_page, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -49,10 +49,9 @@ def test_no_cookie_holding_the_token_reaches_another_local_port(
     browser: Browser, daemon: Daemon, other_server: tuple[int, list[str]]
 ) -> None:
     port, seen = other_server
-    context = browser.new_context()
-    try:
-        page = sign_in(context.new_page(), daemon)
-        own = {c["name"]: c["value"] for c in context.cookies(daemon.url)}
+    with new_page(browser) as page:
+        sign_in(page, daemon)
+        own = {c["name"]: c["value"] for c in page.context.cookies(daemon.url)}
         assert own, "the login set no cookie"
         assert daemon.token not in own.values()
         page.goto(f"http://127.0.0.1:{port}/")
@@ -66,5 +65,3 @@ def test_no_cookie_holding_the_token_reaches_another_local_port(
         # The dashboard still works with its own cookie after the detour.
         page.goto(daemon.url + "/")
         expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
-    finally:
-        context.close()

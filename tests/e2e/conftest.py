@@ -76,12 +76,6 @@ class StartClaude(Protocol):
     ) -> TmuxClaude: ...
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "claude_versions(*versions): run only on these Claude Code releases"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that starts Claude runs once per release of .ci/claude-versions, or on the
     ones its ``claude_versions`` marker names (behaviour that differs between releases)."""

@@ -284,6 +284,16 @@ class HookCall:
 
 
 NO_STATE_HOOKS = ("MessageDisplay", "PostToolBatch")
+
+ANSWERED_DIALOG_HOOKS = [
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "Notification",
+    "PostToolUse",
+    "Stop",
+]
+"""The state hooks of a turn whose tool call asked in a dialog that was answered, in order."""
 """Hooks that carry no state, left out of hook orders. The installer registers them since
 2.1.332 fires them; 2.1.197 fires them too once registered (seen in the e2e tier), at points
 that vary (MessageDisplay per displayed text block, sometimes after Stop)."""
@@ -561,6 +571,12 @@ class TmuxClaude:
         self._socket_path = Path(socket_path) if socket_path else None
         self.status_watcher = SessionStatusWatcher(self.home, self._pane_pid).start()
         return self
+
+    @property
+    def watcher(self) -> SessionStatusWatcher:
+        """The watcher of Claude's session file, started with Claude."""
+        assert self.status_watcher is not None, "Claude has not been started"
+        return self.status_watcher
 
     def __enter__(self) -> TmuxClaude:
         return self.start()

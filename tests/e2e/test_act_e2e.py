@@ -14,8 +14,6 @@ import os
 import pty
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
 from tests.support.browser import sign_in
+from tests.support.screens import call
 
 from .conftest import StartClaude
 from .harness import TmuxClaude, wait_until
@@ -63,36 +62,32 @@ def hook_command(daemon_hook_command: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def call(daemon: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """(status, JSON body) of one API call, 4xx/5xx included."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(daemon.url + path, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {daemon.token}")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
-
-
 def session_id_of(claude: TmuxClaude) -> str:
     data = claude.session_file()
     assert data is not None
     return str(data["sessionId"])
 
 
-def start(start_claude: StartClaude, version: str, *, classic: bool = True) -> TmuxClaude:
-    return start_claude(args=CLASSIC_ARGS[version] if classic else [])
-
-
-def wait_pane_known(daemon: Daemon, sid: str) -> None:
+def start(
+    daemon: Daemon, start_claude: StartClaude, version: str, *, classic: bool = True
+) -> tuple[TmuxClaude, str]:
+    """Start Claude and wait until the daemon knows its session's pane: (claude, session id)."""
+    claude = start_claude(args=CLASSIC_ARGS[version] if classic else [])
+    sid = session_id_of(claude)
     wait_until(
         lambda: ((daemon.session(sid) or {}).get("tmux") or {}).get("pane"),
         timeout=20,
         describe=f"the daemon to know {sid}'s pane",
     )
+    return claude, sid
+
+
+def answer(
+    daemon: Daemon, sid: str, prompt_id: str, option: str, by: str | None = None
+) -> tuple[int, Any]:
+    """POST /answer: pick `option` (a label) on the prompt `prompt_id`, as `by` when given."""
+    body = {"prompt_id": prompt_id, "option": option} | ({"by": by} if by else {})
+    return call(daemon, "POST", f"/api/sessions/{sid}/answer", body)
 
 
 def wait_prompt(
@@ -163,9 +158,7 @@ def labels_of(body: dict[str, Any]) -> list[str]:
 def test_permission_read_stale_refused_then_yes_runs_the_tool(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude = start(start_claude, claude_version)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
     made = claude.cwd / "made.txt"
     claude.send_text("RUN:touch made.txt")
 
@@ -179,12 +172,7 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
 
     # A prompt id that is not the one on screen: refused, nothing typed.
     before = dialog_part(claude.screen())
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": "p-0000000000000000", "option": "Yes"},
-    )
+    status, body = answer(purplemux_daemon, sid, "p-0000000000000000", "Yes")
     assert status == 409, body
     assert "nothing was typed" in body["error"]
     assert body["prompt"]["id"] == prompt["id"]
@@ -193,21 +181,11 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
     assert not made.exists()
 
     # A label that is not on screen: 422, nothing typed.
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": prompt["id"], "option": "Maybe"},
-    )
+    status, body = answer(purplemux_daemon, sid, prompt["id"], "Maybe")
     assert status == 422 and "no option 'Maybe'" in body["error"]
 
     sent = time.time()
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": prompt["id"], "option": "Yes", "by": "page"},
-    )
+    status, body = answer(purplemux_daemon, sid, prompt["id"], "Yes", "page")
     assert status == 200, body
     assert body["ok"] is True and body["answered"] == "Yes" and body["keys"] == ["Enter"]
     wait_until(made.exists, timeout=20, describe="made.txt to be created")
@@ -216,21 +194,14 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
     assert (audit["by"], audit["option"], audit["prompt_id"]) == ("page", "Yes", prompt["id"])
     assert audit["name"] == "Answer: Yes (page)" and audit["confirmed"] is True
     # The same prompt id again: it is gone, refused.
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": prompt["id"], "option": "Yes"},
-    )
+    status, body = answer(purplemux_daemon, sid, prompt["id"], "Yes")
     assert status == 409
 
 
 def test_question_answered_with_its_second_option(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude = start(start_claude, claude_version)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
     claude.send_text("ASK:Which colour should the button be?")
 
     shown = wait_prompt(purplemux_daemon, sid, "question")
@@ -239,12 +210,7 @@ def test_question_answered_with_its_second_option(
     assert labels_of(shown)[:3] == ["Red", "Blue", "Type something."]
     assert prompt["free_text"] is True
 
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": prompt["id"], "option": "Blue", "by": "cli"},
-    )
+    status, body = answer(purplemux_daemon, sid, prompt["id"], "Blue", "cli")
     assert status == 200, body
     assert body["keys"] == ["Down", "Enter"]
     claude.wait_screen("→ Blue", timeout=20)
@@ -256,32 +222,20 @@ def test_question_answered_with_its_second_option(
 def test_auto_mode_no_first_approval_answered_yes_by_label(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude = start(start_claude, claude_version, classic=False)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version, classic=False)
     claude.send_text("RUN:python3 -c \"open('auto.txt', 'w').write('42')\"")
 
     # First: "Auto mode can't check actions in this session" (no hook; the session file says it).
     shown = wait_prompt(purplemux_daemon, sid, "dialog")
     assert shown["prompt"]["title"] == "Auto mode can't check actions in this session"
     assert labels_of(shown)[0] == "Stay in auto mode"
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": shown["prompt"]["id"], "option": "Stay in auto mode"},
-    )
+    status, body = answer(purplemux_daemon, sid, shown["prompt"]["id"], "Stay in auto mode")
     assert status == 200, body
 
     # Then the approval, "No" first and selected: "Yes" is picked by its label.
     shown = wait_prompt(purplemux_daemon, sid, "permission", ["No", "Yes"])
     assert shown["prompt"]["options"][0]["selected"] is True
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": shown["prompt"]["id"], "option": "Yes", "by": "push"},
-    )
+    status, body = answer(purplemux_daemon, sid, shown["prompt"]["id"], "Yes", "push")
     assert status == 200, body
     assert body["keys"] == ["Down", "Enter"]
     done = claude.cwd / "auto.txt"
@@ -296,18 +250,11 @@ def test_auto_mode_no_first_approval_answered_yes_by_label(
 def test_answer_refused_when_input_is_off(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude = start(start_claude, claude_version)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
     claude.send_text("RUN:touch refused.txt")
     shown = wait_prompt(purplemux_daemon, sid, "permission")
     assert shown["input"] is False
-    status, body = call(
-        purplemux_daemon,
-        "POST",
-        f"/api/sessions/{sid}/answer",
-        {"prompt_id": shown["prompt"]["id"], "option": "Yes"},
-    )
+    status, body = answer(purplemux_daemon, sid, shown["prompt"]["id"], "Yes")
     assert status == 403
     assert "PURPLEMUX_INPUT=off" in body["error"]
     time.sleep(1.0)
@@ -320,9 +267,7 @@ def test_answer_refused_when_input_is_off(
 def test_focus_brings_the_pane_forward_and_switches_the_client(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, tmp_path: Path
 ) -> None:
-    claude = start(start_claude, claude_version)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
     claude_window = claude.tmux("display-message", "-p", "-t", claude.pane_id, "#{window_id}")
     # Another window becomes the current one of Claude's tmux session, and a client is attached
     # to another tmux session of the same server.
@@ -396,9 +341,7 @@ SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write
 def test_prompt_buttons_in_the_dashboard_answer_and_the_row_turns_busy(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
-    claude = start(start_claude, claude_version)
-    sid = session_id_of(claude)
-    wait_pane_known(purplemux_daemon, sid)
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
     sign_in(page, purplemux_daemon)
     row = page.locator(f"#session-{sid}")
     expect(row.locator("[data-action='jump']")).to_be_visible()
@@ -454,9 +397,7 @@ def test_push_notification_action_yes_answers_the_permission(
         sub = service.subscribe()
         status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
         assert status == 201
-        claude = start(start_claude, claude_version)
-        sid = session_id_of(claude)
-        wait_pane_known(purplemux_daemon, sid)
+        claude, sid = start(purplemux_daemon, start_claude, claude_version)
         origin = purplemux_daemon.url
         page.context.grant_permissions(["notifications"], origin=origin)
         sign_in(page, purplemux_daemon)  # the cookie the service worker's fetch will carry

@@ -25,6 +25,7 @@ from .test_daemon_e2e import (
     hooks,
     screen_shows,
     session_id_of,
+    start_found,
     submit,
     wait_file_idle,
     wait_found,
@@ -147,9 +148,7 @@ def test_auto_mode_dialog_without_a_hook_is_needs_input_at_once(
     this session" opens with no hook; the session file alone says so."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude()
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed)
 
     mark = feed.mark()
     sent = submit(claude, 'RUN:python3 -c "print(42)"')
@@ -185,9 +184,7 @@ def test_exit_deletes_the_file_before_session_end(
     """2.1.332 removes its session file ~50 ms before SessionEnd: the row ends, once."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude()
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed)
     mark = feed.mark()
     sent = submit(claude, "/exit")
     ended = feed.wait(sid, lambda s: s.get("ended") is True, since=mark, what="ended")

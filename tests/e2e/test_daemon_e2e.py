@@ -20,7 +20,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,10 @@ import pytest
 
 from tests.support import Daemon
 
-from .conftest import FeedRecorder, StartClaude
+from .conftest import FeedRecorder, SessionUpdate, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
 from .harness import (
+    ANSWERED_DIALOG_HOOKS,
     NO_STATE_HOOKS,
     PERMISSION_QUESTION,
     REPO_ROOT,
@@ -320,6 +321,31 @@ def wait_found(feed: FeedRecorder, sid: str, claude: TmuxClaude) -> dict[str, An
     ).session
 
 
+def busy_then_review(
+    daemon: Daemon, feed: FeedRecorder, claude: TmuxClaude, sid: str, prompt: str
+) -> tuple[Stamp, SessionUpdate]:
+    """Submit `prompt`: the feed shows exactly busy, then review, and the session file is idle
+    again. (When it was sent, the review update.)"""
+    mark = feed.mark()
+    sent = submit(claude, prompt)
+    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
+    review = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
+    wait_file_idle(daemon, sid, sent.wall)
+    assert feed.states(sid, mark) == ["busy", "review"]
+    return sent, review
+
+
+def start_found(
+    start_claude: StartClaude, feed: FeedRecorder, args: Sequence[str] = ()
+) -> tuple[TmuxClaude, str]:
+    """Start Claude and wait until the daemon matched its session to the process and pane:
+    (claude, session id)."""
+    claude = start_claude(args=args)
+    sid = session_id_of(claude)
+    wait_found(feed, sid, claude)
+    return claude, sid
+
+
 # ---------------------------------------------------------------------------------------------
 # Scenarios 1-9: one Claude, one action after the other
 
@@ -348,12 +374,7 @@ def test_one_session_through_its_life(
     expect_hooks(daemon, sid, 0.0, ["SessionStart"])
 
     # 2. A plain turn: exactly busy -> review, the answer as snippet.
-    mark = feed.mark()
-    sent = submit(claude, "hello there")
-    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
-    review = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
-    wait_file_idle(daemon, sid, sent.wall)
-    assert feed.states(sid, mark) == ["busy", "review"]
+    sent, review = busy_then_review(daemon, feed, claude, sid, "hello there")
     expect_hooks(daemon, sid, sent.wall, ["UserPromptSubmit", "Stop"])
     assert review.session["error"] is None
     assert current(daemon, sid)["snippet"] == PLAIN_ANSWER
@@ -389,19 +410,7 @@ def test_one_session_through_its_life(
     )
     assert done.session["waiting_for"] is None
     assert (claude_home.project / "x").exists()
-    expect_hooks(
-        daemon,
-        sid,
-        sent.wall,
-        [
-            "UserPromptSubmit",
-            "PreToolUse",
-            "PermissionRequest",
-            "Notification",
-            "PostToolUse",
-            "Stop",
-        ],
-    )
+    expect_hooks(daemon, sid, sent.wall, ANSWERED_DIALOG_HOOKS)
     assert current(daemon, sid)["snippet"] == DONE_ANSWER
     claude.wait_ready()
 
@@ -452,13 +461,8 @@ def test_one_session_through_its_life(
     claude.wait_ready()
 
     # 6. An API error: review, with the error. (Its hooks also prove that Esc fired none.)
-    mark = feed.mark()
-    sent = submit(claude, "FAIL:400")
-    busy = feed.wait_state(sid, "busy", since=mark, timeout=FEED_TIMEOUT)
-    failed = feed.wait_state(sid, "review", since=busy.index, timeout=FEED_TIMEOUT)
     # The transcript's error entry may bring review before the StopFailure hook lands.
-    wait_file_idle(daemon, sid, sent.wall)
-    assert feed.states(sid, mark) == ["busy", "review"]
+    _, failed = busy_then_review(daemon, feed, claude, sid, "FAIL:400")
     assert "400" in (failed.session["error"] or "")
     assert feed.updates(sid)[-1].session["error"] == "API Error: 400 scripted failure 400"
     expect_hooks(
@@ -589,9 +593,7 @@ def test_daemon_killed_while_a_turn_ends(
     the same home and port drains the spool and shows review."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude()
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed)
 
     mark = feed.mark()
     sent = submit(claude, "SLOW:3")
@@ -637,9 +639,7 @@ def test_permission_dialog_latency_samples(
     asserted; the states each dialog goes through are asserted."""
     daemon = purplemux_daemon
     feed = connect_feed(daemon)
-    claude = start_claude(args=claude_profile.manual_args)  # the classic dialog on 2.1.332
-    sid = session_id_of(claude)
-    wait_found(feed, sid, claude)
+    claude, sid = start_found(start_claude, feed, claude_profile.manual_args)  # the classic dialog
     for n in range(DIALOG_SAMPLES):
         mark = feed.mark()
         sent = submit(claude, f"RUN:touch dialog-{n}")

@@ -8,7 +8,8 @@ later event: the next prompt's Stop arrives, and nothing came in between.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from .conftest import StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER, FakeAnthropicAPI
 from .harness import (
+    ANSWERED_DIALOG_HOOKS,
     BUSY_TEXT,
     PERMISSION_QUESTION,
     ClaudeHome,
@@ -56,6 +58,13 @@ def run_turn(claude: TmuxClaude, hook_log: HookLog, prompt: str) -> HookCall:
     return stop
 
 
+def next_turn_follows(claude: TmuxClaude, hook_log: HookLog, n: int, before: list[str]) -> None:
+    """Run another turn; its hooks must directly follow `before` (the state hooks since n):
+    nothing fired in between."""
+    run_turn(claude, hook_log, "hello again")
+    assert hook_log.state_events(n) == [*before, "UserPromptSubmit", "Stop"]
+
+
 def test_start_fires_session_start_and_shows_prompt(
     start_claude: StartClaude, hook_log: HookLog, claude_home: ClaudeHome
 ) -> None:
@@ -86,8 +95,7 @@ def test_plain_prompt_gets_the_fake_answer(
     claude: TmuxClaude, hook_log: HookLog, fake_api: FakeAnthropicAPI
 ) -> None:
     hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
+    watcher = claude.watcher
     s0 = len(watcher.changes())
     n = len(hook_log)
 
@@ -114,8 +122,7 @@ def test_tool_permission_dialog_approved_with_enter(
     claude: TmuxClaude, hook_log: HookLog, claude_home: ClaudeHome, fake_api: FakeAnthropicAPI
 ) -> None:
     hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
+    watcher = claude.watcher
     s0 = len(watcher.changes())
     n = len(hook_log)
     claude.send_text("RUN:touch x")
@@ -143,13 +150,9 @@ def test_tool_permission_dialog_approved_with_enter(
     claude.wait_ready()
 
     assert (claude_home.project / "x").exists()
-    assert without_notifications(hook_log.state_events(n)) == [
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "Stop",
-    ]
+    assert without_notifications(hook_log.state_events(n)) == without_notifications(
+        ANSWERED_DIALOG_HOOKS
+    )
     post = hook_log.wait_for("PostToolUse", since=n)
     assert post.get("tool_use_id") == pre.get("tool_use_id")
     assert stop.get("last_assistant_message") == DONE_ANSWER
@@ -162,39 +165,55 @@ def test_tool_permission_dialog_approved_with_enter(
     ]
 
 
+@dataclass
+class Interrupted:
+    """A turn interrupted with Esc: where its transcript is, and the counts from before it."""
+
+    transcript: Path
+    hooks_before: int  # hook calls logged before the prompt was sent
+    changes_before: int  # status changes seen before Esc was pressed
+
+    def wait_for_entry(self, found: Callable[[list[str]], bool]) -> None:
+        """Wait until the transcript's user texts show the interrupt."""
+        wait_until(
+            lambda: found(transcript_texts(read_transcript(self.transcript))),
+            describe="the interrupt entry in the transcript",
+        )
+
+
+def interrupt(
+    claude: TmuxClaude, hook_log: HookLog, prompt: str, under_way: Callable[[int], object]
+) -> Interrupted:
+    """Send `prompt`, wait until `under_way(n)` (n: hook calls before it) says the turn runs,
+    then press Esc."""
+    start = hook_log.wait_for("SessionStart")
+    watcher = claude.watcher
+    n = len(hook_log)
+    claude.send_text(prompt)
+    under_way(n)
+    s0 = len(watcher.changes())
+    claude.press("Escape")
+    return Interrupted(Path(start.get("transcript_path")), n, s0)
+
+
 def test_esc_while_a_tool_runs_fires_no_stop(
     claude: TmuxClaude, hook_log: HookLog, fake_api: FakeAnthropicAPI
 ) -> None:
-    start = hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
-    n = len(hook_log)
-    claude.send_text("RUN:sleep 30")
-    hook_log.wait_for("PreToolUse", since=n)
-    claude.wait_screen("Running…")
-    s0 = len(watcher.changes())
+    def tool_running(n: int) -> None:
+        hook_log.wait_for("PreToolUse", since=n)
+        claude.wait_screen("Running…")
 
-    claude.press("Escape")
+    esc = interrupt(claude, hook_log, "RUN:sleep 30", tool_running)
+    n = esc.hooks_before
     screen = claude.wait_screen("Interrupted")
     assert "What should Claude do instead?" in screen
-    watcher.wait_for("idle", since=s0)
-    transcript = Path(start.get("transcript_path"))
-    wait_until(
-        lambda: any(
-            t.startswith("[Request interrupted by user for tool use")
-            for t in transcript_texts(read_transcript(transcript))
-        ),
-        describe="the interrupt entry in the transcript",
+    claude.watcher.wait_for("idle", since=esc.changes_before)
+    esc.wait_for_entry(
+        lambda texts: any(t.startswith("[Request interrupted by user for tool use") for t in texts)
     )
 
     # The proof that the interrupt fired no hook: the next prompt's hooks follow directly.
-    run_turn(claude, hook_log, "hello again")
-    assert hook_log.state_events(n) == [
-        "UserPromptSubmit",
-        "PreToolUse",
-        "UserPromptSubmit",
-        "Stop",
-    ]
+    next_turn_follows(claude, hook_log, n, ["UserPromptSubmit", "PreToolUse"])
     # The next request carries the rejected tool_result, the marker and the new prompt in one
     # user message; the fake scripts by the text after the tool_result.
     assert fake_api.messages_requests("main")[-1].last_user_text == "hello again"
@@ -203,54 +222,37 @@ def test_esc_while_a_tool_runs_fires_no_stop(
 def test_esc_while_the_answer_streams_fires_no_stop(
     claude: TmuxClaude, hook_log: HookLog, fake_api: FakeAnthropicAPI
 ) -> None:
-    start = hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
-    n = len(hook_log)
-    claude.send_text("SLOW:30")
-    claude.wait_screen("Slow line 1.")
-    s0 = len(watcher.changes())
-
-    claude.press("Escape")
+    esc = interrupt(claude, hook_log, "SLOW:30", lambda _: claude.wait_screen("Slow line 1."))
+    n = esc.hooks_before
     screen = claude.wait_screen("Interrupted")
     assert "What should Claude do instead?" in screen
     assert "Slow line 10." not in screen
     claude.wait_ready()
-    watcher.wait_for("idle", since=s0)
-    transcript = Path(start.get("transcript_path"))
-    wait_until(
-        lambda: "[Request interrupted by user]" in transcript_texts(read_transcript(transcript)),
-        describe="the interrupt entry in the transcript",
-    )
+    claude.watcher.wait_for("idle", since=esc.changes_before)
+    esc.wait_for_entry(lambda texts: "[Request interrupted by user]" in texts)
 
-    run_turn(claude, hook_log, "hello again")
-    assert hook_log.state_events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
+    next_turn_follows(claude, hook_log, n, ["UserPromptSubmit"])
 
 
 def test_esc_before_any_output_puts_the_prompt_back(
     claude: TmuxClaude, hook_log: HookLog, fake_api: FakeAnthropicAPI
 ) -> None:
-    start = hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
-    n = len(hook_log)
-    claude.send_text("WAIT:30")
-    fake_api.wait_for_request(lambda r: r.kind == "main" and r.last_user_text == "WAIT:30")
-    claude.wait_screen(BUSY_TEXT)
-    s0 = len(watcher.changes())
+    def thinking(_: int) -> None:
+        fake_api.wait_for_request(lambda r: r.kind == "main" and r.last_user_text == "WAIT:30")
+        claude.wait_screen(BUSY_TEXT)
 
-    claude.press("Escape")
+    esc = interrupt(claude, hook_log, "WAIT:30", thinking)
+    n = esc.hooks_before
     # Nothing was answered yet: Claude drops the turn from the screen and puts the prompt
     # back into the input box, ready to be edited; it says nothing about an interruption.
     screen = claude.wait_screen(lambda s: input_box(s) == "WAIT:30" and BUSY_TEXT not in s)
     assert "Interrupted" not in screen
-    watcher.wait_for("idle", since=s0)
+    claude.watcher.wait_for("idle", since=esc.changes_before)
 
     claude.press("C-u")  # clear the input box
     claude.wait_screen(lambda s: input_box(s) == "")
-    run_turn(claude, hook_log, "hello again")
-    assert hook_log.state_events(n) == ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
-    texts = transcript_texts(read_transcript(Path(start.get("transcript_path"))))
+    next_turn_follows(claude, hook_log, n, ["UserPromptSubmit"])
+    texts = transcript_texts(read_transcript(esc.transcript))
     assert "WAIT:30" in texts
     assert not [t for t in texts if t.startswith("[Request interrupted")]
 
@@ -270,19 +272,12 @@ def test_api_error_fires_stop_failure(
     failed = fake_api.messages_requests("main")
     assert [(r.status, r.last_user_text) for r in failed] == [(400, "FAIL:400")]
 
-    run_turn(claude, hook_log, "hello again")
-    assert hook_log.state_events(n) == [
-        "UserPromptSubmit",
-        "StopFailure",
-        "UserPromptSubmit",
-        "Stop",
-    ]
+    next_turn_follows(claude, hook_log, n, ["UserPromptSubmit", "StopFailure"])
 
 
 def test_ask_user_question(claude: TmuxClaude, hook_log: HookLog) -> None:
     hook_log.wait_for("SessionStart")
-    watcher = claude.status_watcher
-    assert watcher is not None
+    watcher = claude.watcher
     s0 = len(watcher.changes())
     n = len(hook_log)
     question = "Which colour should the button be?"
@@ -309,14 +304,7 @@ def test_ask_user_question(claude: TmuxClaude, hook_log: HookLog) -> None:
     claude.wait_ready()
     post = hook_log.wait_for("PostToolUse", since=n)
     assert post.get("tool_input", {}).get("answers") == {question: "Red"}
-    assert hook_log.state_events(n) == [
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "Notification",
-        "PostToolUse",
-        "Stop",
-    ]
+    assert hook_log.state_events(n) == ANSWERED_DIALOG_HOOKS
 
 
 def test_exit_fires_session_end(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
@@ -109,28 +111,27 @@ header_text = st.text(
 )
 
 
+HOOK_TEXT_FIELDS = (
+    "cwd",
+    "transcript_path",
+    "source",
+    "model",
+    "prompt",
+    "tool_name",
+    "tool_use_id",
+    "notification_type",
+    "message",
+    "last_assistant_message",
+    "error",
+)
+"""The text fields of a hook payload (besides session_id and hook_event_name)."""
+
+
 def hook_payloads() -> st.SearchStrategy[dict[str, Any]]:
     """Payloads shaped like Claude's, with every value possibly of the wrong type or size."""
     name = st.one_of(st.sampled_from(HOOK_NAMES), json_value)
     sid = st.one_of(st.uuids().map(str), st.text(any_char, min_size=1, max_size=250), json_value)
-    optional = {
-        key: json_value
-        for key in (
-            "cwd",
-            "transcript_path",
-            "source",
-            "model",
-            "prompt",
-            "tool_name",
-            "tool_input",
-            "tool_use_id",
-            "notification_type",
-            "message",
-            "last_assistant_message",
-            "error",
-            "reason",
-        )
-    }
+    optional = {key: json_value for key in (*HOOK_TEXT_FIELDS, "tool_input", "reason")}
     long_text = st.integers(300, 20_000).map(lambda n: "é" * n)
     optional["cwd"] = st.one_of(json_value, long_text)
     optional["last_assistant_message"] = st.one_of(json_value, long_text)
@@ -216,3 +217,16 @@ class ErrorLog(logging.Handler):
 
     def messages(self) -> list[str]:
         return [f"{r.name}: {r.getMessage()}" for r in self.records]
+
+
+def spy_compare_digest(monkeypatch: pytest.MonkeyPatch, module: str) -> list[tuple[Any, Any]]:
+    """Every hmac.compare_digest call `module` makes from now on, as (a, b); it still compares."""
+    calls: list[tuple[Any, Any]] = []
+    real = hmac.compare_digest
+
+    def spy(a: Any, b: Any) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(f"{module}.hmac.compare_digest", spy)
+    return calls

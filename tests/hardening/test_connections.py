@@ -6,8 +6,6 @@ import http.client
 import json
 import resource
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,36 +18,18 @@ from tests.support import Daemon, run_hook, wait_for
 FD_LIMIT = 160
 
 
-class LowFdDaemon(Daemon):
-    """The daemon under `ulimit -n FD_LIMIT`: idle sockets would soon take every descriptor."""
-
-    def start(self) -> LowFdDaemon:
-        self.log_path = self.home.parent / f"daemon-{self.port}.log"
-
-        def limit() -> None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
-
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "purplemux", "serve"],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=limit,
-            )
-        wait_for(self._healthy, timeout=20)
-        wait_for(lambda: (self.home / "port").exists())
-        return self
+def limit_fds() -> None:
+    """`ulimit -n FD_LIMIT` for the daemon: idle sockets would soon take every descriptor."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
 
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = LowFdDaemon(
+    d = Daemon(
         home=tmp_path / "home",
         claude_dir=tmp_path / "claude",
         env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "1"},
-    ).start()
+    ).start(timeout=20, preexec_fn=limit_fds)
     yield d
     d.stop()
 

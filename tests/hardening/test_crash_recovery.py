@@ -59,15 +59,7 @@ def assert_clear_refusal(done: subprocess.CompletedProcess[str], db: Path, *word
 
 def hook_event(home: Path, payload: dict[str, Any]) -> None:
     """Run the real hook script as Claude does (it must exit 0 silently)."""
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "PURPLEMUX_HOME": str(home)}
-    done = subprocess.run(
-        ["/bin/sh", str(HOOK)],
-        input=json.dumps(payload).encode(),
-        env=env,
-        capture_output=True,
-        timeout=10,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert hook_in_child(home, payload=json.dumps(payload).encode()) == (0, b"")
 
 
 # --- a corrupt or locked database -------------------------------------------------------------
@@ -247,12 +239,15 @@ def test_sigkill_during_a_concurrent_burst_loses_nothing(tmp_path: Path) -> None
 # --- the spool cannot be written ----------------------------------------------------------------
 
 
-def hook_in_child(home: Path, preexec: Callable[[], None] | None = None) -> tuple[int, bytes]:
-    """Run the installed hook as Claude would, in a child set up by `preexec`: (exit, output)."""
+def hook_in_child(
+    home: Path, preexec: Callable[[], None] | None = None, payload: bytes = PAYLOAD
+) -> tuple[int, bytes]:
+    """Run the installed hook as Claude would, outside tmux, in a child set up by `preexec`:
+    (exit status, stdout and stderr)."""
     env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "PURPLEMUX_HOME": str(home)}
     done = subprocess.run(
         ["/bin/sh", str(HOOK)],
-        input=PAYLOAD,
+        input=payload,
         env=env,
         capture_output=True,
         timeout=10,
@@ -315,16 +310,7 @@ def test_spool_writes_failing_without_root(tmp_path: Path) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PURPLEMUX_HOME": str(home)}
-    done = subprocess.run(
-        ["/bin/sh", str(HOOK)],
-        input=PAYLOAD,
-        env=env,
-        capture_output=True,
-        timeout=10,
-        preexec_fn=no_file_writes,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert hook_in_child(home, no_file_writes) == (0, b"")  # nothing on stdout or stderr
     wait_for(lambda: not any((home / "spool" / ".tmp").iterdir()))  # no half-written leftovers
 
 

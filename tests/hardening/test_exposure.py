@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import http.client
 import os
 import pty
@@ -31,8 +30,8 @@ from purplemux.serve import is_loopback
 from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.hardening.helpers import Endpoint, concrete, endpoints
-from tests.support import REPO, Daemon, free_port, settings_for, wait_for
+from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest
+from tests.support import Daemon, free_port, settings_for, wait_for
 
 PUBLIC = {Endpoint("http", "GET", "/api/health"), Endpoint("mount", "MOUNT", "/static")}
 EVIL = "http://evil.example"
@@ -340,14 +339,7 @@ def test_the_token_is_compared_in_constant_time(
     monkeypatch: pytest.MonkeyPatch, app_client: tuple[TestClient, str]
 ) -> None:
     c, token = app_client
-    calls: list[tuple[bytes, bytes]] = []
-    real = hmac.compare_digest
-
-    def spy(a: Any, b: Any) -> bool:
-        calls.append((a, b))
-        return real(a, b)
-
-    monkeypatch.setattr("purplemux.server.auth.hmac.compare_digest", spy)
+    calls = spy_compare_digest(monkeypatch, "purplemux.server.auth")
     attempts: list[Callable[[], Any]] = [
         lambda: c.get("/api/sessions", headers={"Authorization": f"Bearer {token}"}),
         lambda: c.get("/api/sessions", headers={"Authorization": "Bearer x"}),
@@ -427,14 +419,8 @@ def test_token_and_cookie_never_reach_the_log(daemon: Daemon) -> None:
 
 def test_the_login_link_is_printed_to_a_terminal_only(tmp_path: Path) -> None:
     """The positive control for the test above: on a pty, serve prints the link."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "PURPLEMUX_HOME": str(tmp_path / "home"),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
-        "PURPLEMUX_PORT": str(port),
-        "PYTHONPATH": str(REPO),
-    }
+    daemon = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")  # not started
+    port, env = daemon.port, daemon.env
     main, child = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "purplemux", "serve"],

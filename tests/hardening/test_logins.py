@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import hmac
 import http.client
 import stat
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -16,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from purplemux.server import logins
 from purplemux.server.app import create_app
+from tests.hardening.helpers import spy_compare_digest
 from tests.support import Daemon, settings_for
 
 
@@ -35,18 +32,6 @@ def sign_in(d: Daemon) -> dict[str, str]:
     [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
     assert d.token not in cookie
     return {"Cookie": cookie}
-
-
-def cli(d: Daemon, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "purplemux", *args],
-        env=d.env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return out.stdout
 
 
 def test_the_token_as_a_cookie_opens_nothing(daemon: Daemon) -> None:
@@ -78,7 +63,7 @@ def test_logout_all_signs_every_browser_out(daemon: Daemon) -> None:
     first, second = sign_in(daemon), sign_in(daemon)
     assert get(daemon, "/api/sessions", first).status == 200
     assert get(daemon, "/api/sessions", second).status == 200
-    assert "signed out 2" in cli(daemon, "logout-all")
+    assert "signed out 2" in daemon.cli("logout-all", check=True).stdout
     assert get(daemon, "/api/sessions", first).status == 401
     assert get(daemon, "/api/sessions", second).status == 401
     third = sign_in(daemon)  # the link still works
@@ -103,14 +88,7 @@ def test_a_new_token_voids_every_login(daemon: Daemon) -> None:
 def test_the_login_cookie_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[tuple[Any, Any]] = []
-    real = hmac.compare_digest
-
-    def spy(a: Any, b: Any) -> bool:
-        calls.append((a, b))
-        return real(a, b)
-
-    monkeypatch.setattr("purplemux.server.logins.hmac.compare_digest", spy)
+    calls = spy_compare_digest(monkeypatch, "purplemux.server.logins")
     with TestClient(create_app(settings_for(tmp_path))) as c:
         token = (tmp_path / "home" / "token").read_text().strip()
         c.get(f"/?token={token}", follow_redirects=False)

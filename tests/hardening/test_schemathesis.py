@@ -14,7 +14,12 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 
 from purplemux.server.app import create_app
-from tests.hardening.helpers import HOOK_NAMES, NO_NETWORK, assert_session_capped
+from tests.hardening.helpers import (
+    HOOK_NAMES,
+    HOOK_TEXT_FIELDS,
+    NO_NETWORK,
+    assert_session_capped,
+)
 from tests.support import REPO, Daemon, settings_for
 
 HOOK_BODY = {
@@ -23,22 +28,7 @@ HOOK_BODY = {
     "properties": {
         "session_id": {"type": "string", "minLength": 1, "maxLength": 200},
         "hook_event_name": {"enum": HOOK_NAMES},
-        **{
-            name: {"type": "string"}
-            for name in (
-                "cwd",
-                "transcript_path",
-                "source",
-                "model",
-                "prompt",
-                "tool_name",
-                "tool_use_id",
-                "notification_type",
-                "message",
-                "last_assistant_message",
-                "error",
-            )
-        },
+        **{name: {"type": "string"} for name in HOOK_TEXT_FIELDS},
         "tool_input": {"type": "object"},
     },
 }

@@ -1,4 +1,4 @@
-"""benchmarks/soak.py, smoked: a few seconds, a few sessions; every event sent is logged."""
+"""`python -m benchmarks.soak`, smoked: a few seconds, a few sessions; each event sent is logged."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import sys
 
 from tests.support import REPO
 
-SOAK = REPO / "benchmarks" / "soak.py"
+SOAK = ["-m", "benchmarks.soak"]  # run from the repository, as a package module
 
 
 def test_soak_smoke_sent_equals_logged() -> None:
     done = subprocess.run(
-        [sys.executable, str(SOAK), "--seconds", "5", "--sessions", "3", "--json"],
+        [sys.executable, *SOAK, "--seconds", "5", "--sessions", "3", "--json"],
         capture_output=True,
         text=True,
         timeout=180,
@@ -32,7 +32,7 @@ def test_soak_smoke_sent_equals_logged() -> None:
 
 def test_soak_table_output() -> None:
     done = subprocess.run(
-        [sys.executable, str(SOAK), "--seconds", "2", "--sessions", "2"],
+        [sys.executable, *SOAK, "--seconds", "2", "--sessions", "2"],
         capture_output=True,
         text=True,
         timeout=180,

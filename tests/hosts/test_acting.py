@@ -4,16 +4,15 @@ tmux pane (private socket) showing a captured Claude Code permission dialog."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import Daemon, run_hook, wait_for
+from tests.support import Daemon, wait_for
 from tests.support.hosts import RedisServer, health, host_daemon, row, start_all
-from tests.support.screens import call, dialog_pane
+from tests.support.screens import asking, call, capture, dialog_pane
 
 
 @pytest.fixture
@@ -21,27 +20,6 @@ def pane(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """(socket path, pane id) of a pane showing the classic dialog (tests/support/screens.py)."""
     with dialog_pane(tmp_path) as found:
         yield found
-
-
-def asking(d: Daemon, sid: str, sock: str, pane: str) -> None:
-    tool = {"command": "touch b.txt", "description": "run the requested command"}
-    for name, extra in (
-        ("SessionStart", {"source": "startup"}),
-        ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
-        ("PreToolUse", {"tool_name": "Bash", "tool_input": tool, "tool_use_id": "t1"}),
-        ("PermissionRequest", {"tool_name": "Bash", "tool_input": tool}),
-    ):
-        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
-        run_hook(d.home, payload, pane=pane, tmux=f"{sock},1,0")
-
-
-def capture(sock: str, pane: str) -> str:
-    return subprocess.run(
-        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def test_answer_focus_and_screen_on_another_host_reach_the_owner(

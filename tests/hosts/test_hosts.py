@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from websockets.sync.client import connect
 
@@ -22,6 +21,7 @@ from tests.support.hosts import (
     row,
     start_all,
 )
+from tests.support.screens import call
 
 
 def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
@@ -84,22 +84,9 @@ def test_a_dismiss_on_another_host_reaches_the_owner(
     assert events[-1]["kind"] == "dismiss"
     assert b.session(sid)["state"] == "idle"  # type: ignore[index]
     # Refusals are the owner's: a second dismiss is a 409 with its reason, and nothing changes.
-    status, body = _post(b, f"/api/sessions/{sid}/dismiss")
+    status, body = call(b, "POST", f"/api/sessions/{sid}/dismiss")
     assert status == 409 and "not in review" in body["error"]
     assert len(a.api("GET", f"/api/sessions/{sid}/events")["events"]) == len(events)
-
-
-def _post(d: Daemon, path: str) -> tuple[int, dict[str, Any]]:
-    import urllib.error
-    import urllib.request
-
-    req = urllib.request.Request(d.url + path, data=b"", method="POST")
-    req.add_header("Authorization", f"Bearer {d.token}")
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def test_redis_killed_and_restarted_empty_while_a_turn_ends_others_converge(

@@ -4,8 +4,6 @@ leaving an offline host's rows out, doctor's broker line; and a Redis that wants
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.support import Daemon, wait_for
@@ -21,14 +19,8 @@ from tests.support.hosts import (
 
 
 def cli(d: Daemon, *args: str) -> str:
-    """`purplemux ARGS` as the user runs it on that daemon's machine (its env)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "purplemux", *args],
-        env=d.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """What `purplemux ARGS` prints on that daemon's machine (stdout and stderr)."""
+    done = d.cli(*args)
     return done.stdout + done.stderr
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from tests.support import Daemon, run_hook, wait_for
+from tests.support import Daemon, fake_command, run_hook, wait_for
 
 from .fake_push_service import BrowserSubscription, FakePushService
 
@@ -131,15 +130,11 @@ def test_no_push_for_what_happened_while_the_daemon_was_down(
 
 
 def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
-    """With the setting on, the daemon runs notify-send with the session's title and body."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    """With the setting on, the daemon runs notify-send with the session's title and body; with
+    no push subscriber it makes no VAPID key for it."""
     record = tmp_path / "notify-send.args"
-    fake = bin_dir / "notify-send"
-    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{record}"\n')
-    fake.chmod(0o755)
-
-    env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    path = fake_command(tmp_path / "bin", "notify-send", f'printf "%s\\n" "$@" >> "{record}"\n')
+    env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": path}
     d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude", env_extra=env).start()
     try:
         hook(d, "d1", "UserPromptSubmit")
@@ -147,6 +142,12 @@ def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
         args = wait_for(lambda: record.exists() and record.read_text().splitlines())
         assert any("shop-api" in a for a in args)
         assert "Tests are green." in args
+        # Nobody subscribed to push: the notifier never made (or loaded) a signing key, nor the
+        # crypto behind it. The first page asking for the key makes it.
+        key_file = d.home / "vapid_private.pem"
+        assert not key_file.exists()
+        assert d.api("GET", "/api/push/key")["key"]
+        assert key_file.exists()
     finally:
         d.stop()
 

@@ -17,7 +17,7 @@ from purplemux.notify.message import push_payload, urgency_for
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender
 
-from .fake_push_service import FakePushService, MemoryStore
+from .fake_push_service import BrowserSubscription, FakePushService, MemoryStore
 
 SUBJECT = "mailto:purplemux@localhost"
 
@@ -36,6 +36,14 @@ def service() -> Iterator[FakePushService]:
 @pytest.fixture
 def store() -> MemoryStore:
     return MemoryStore()
+
+
+@pytest.fixture
+def sub(service: FakePushService, store: MemoryStore) -> BrowserSubscription:
+    """One browser subscribed to `service`, kept in `store`."""
+    sub = service.subscribe()
+    store.subscriptions.append(sub.to_json())
+    return sub
 
 
 @pytest_asyncio.fixture
@@ -65,10 +73,8 @@ def closed_port() -> int:
 
 @pytest.mark.asyncio
 async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
-    sender: WebPushSender, service: FakePushService, store: MemoryStore
+    sender: WebPushSender, service: FakePushService, sub: BrowserSubscription
 ) -> None:
-    sub = service.subscribe()
-    store.subscriptions.append(sub.to_json())
     session = waiting_session()
 
     report = await sender.send(push_payload(session), urgency_for(session.state))
@@ -89,10 +95,8 @@ async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
 
 @pytest.mark.asyncio
 async def test_review_is_normal_urgency(
-    sender: WebPushSender, service: FakePushService, store: MemoryStore
+    sender: WebPushSender, service: FakePushService, sub: BrowserSubscription
 ) -> None:
-    sub = service.subscribe()
-    store.subscriptions.append(sub.to_json())
     session = Session(id="s2", state=State.REVIEW, cwd="/w/api", snippet="All 42 tests pass.")
 
     await sender.send(push_payload(session), urgency_for(session.state))
@@ -141,10 +145,9 @@ async def test_server_error_is_retried_then_given_up_and_logged_once(
     sender: WebPushSender,
     service: FakePushService,
     store: MemoryStore,
+    sub: BrowserSubscription,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    sub = service.subscribe()
-    store.subscriptions.append(sub.to_json())
     service.answer(sub, 500)
 
     with caplog.at_level(logging.DEBUG, logger="purplemux.notify.webpush"):
@@ -159,10 +162,8 @@ async def test_server_error_is_retried_then_given_up_and_logged_once(
 
 @pytest.mark.asyncio
 async def test_transient_server_error_then_delivered(
-    sender: WebPushSender, service: FakePushService, store: MemoryStore
+    sender: WebPushSender, service: FakePushService, sub: BrowserSubscription
 ) -> None:
-    sub = service.subscribe()
-    store.subscriptions.append(sub.to_json())
     service.answer(sub, 503, times=1)
 
     report = await sender.send({"title": "t", "body": "b"}, "normal")
@@ -173,10 +174,8 @@ async def test_transient_server_error_then_delivered(
 
 @pytest.mark.asyncio
 async def test_client_error_is_not_retried(
-    sender: WebPushSender, service: FakePushService, store: MemoryStore
+    sender: WebPushSender, service: FakePushService, store: MemoryStore, sub: BrowserSubscription
 ) -> None:
-    sub = service.subscribe()
-    store.subscriptions.append(sub.to_json())
     service.answer(sub, 403)  # e.g. the VAPID key does not match the subscription
 
     report = await sender.send({"title": "t", "body": "b"}, "normal")

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from purplemux.sources.claude_sessions import (
     parse_session_file,
     status_event,
 )
+from tests.support.transcripts import collect
 
 DEAD_PID = 999_999_999  # above any pid_max
 
@@ -164,19 +165,6 @@ def test_scan(tmp_path: Path, samples: Path) -> None:
     (tmp_path / "88.json.tmp").write_bytes(body(88))
     assert sorted(SessionFileWatcher(tmp_path).scan()) == [2739, 16015]
     assert SessionFileWatcher(tmp_path / "missing").scan() == {}
-
-
-async def collect(
-    agen: AsyncIterator[list[Event]], until: Callable[[list[Event]], bool], timeout: float = 10.0
-) -> list[Event]:
-    seen: list[Event] = []
-
-    async def run() -> None:
-        while not until(seen):
-            seen.extend(await agen.__anext__())
-
-    await asyncio.wait_for(run(), timeout)
-    return seen
 
 
 def has(event_id: str) -> Callable[[list[Event]], bool]:

@@ -3,7 +3,7 @@ captured Claude screens.
 
 Benchmarks and scripts import them from here as a package."""
 
-from tests.support.daemon import REPO, Daemon, free_port, wait_for
+from tests.support.daemon import REPO, Daemon, cli_sees, fake_command, free_port, wait_for
 from tests.support.hooks import HOOK, hook, post_hook, run_hook, settings_for
 from tests.support.screens import screen, screens
 
@@ -11,6 +11,8 @@ __all__ = [
     "HOOK",
     "REPO",
     "Daemon",
+    "cli_sees",
+    "fake_command",
     "free_port",
     "hook",
     "post_hook",

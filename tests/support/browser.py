@@ -3,9 +3,11 @@ needs, and a signed-in page."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.support.daemon import Daemon, wait_for
 from tests.support.hooks import run_hook
@@ -65,3 +67,13 @@ def sign_in(page: Page, daemon: Daemon) -> Page:
     assert page.url == daemon.url + "/"
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
     return page
+
+
+@contextmanager
+def new_page(browser: Browser, **options: Any) -> Iterator[Page]:
+    """A page in a browser context of its own (`options`: new_context's), closed afterwards."""
+    context = browser.new_context(**options)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()

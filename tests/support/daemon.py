@@ -14,16 +14,29 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
+
+import pytest
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
+SERVE = ("-m", "purplemux", "serve")
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def fake_command(bin_dir: Path, name: str, script: str) -> str:
+    """Write an executable shell script `bin_dir/name` (`script`: what follows `#!/bin/sh`);
+    return a PATH that finds it first."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / name
+    command.write_text("#!/bin/sh\n" + script)
+    command.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
@@ -65,19 +78,46 @@ class Daemon:
         )
         return env
 
-    def start(self) -> Daemon:
-        self.log_path = self.home.parent / f"daemon-{self.port}.log"
+    def spawn(
+        self, *command: str, log_path: Path | None = None, **popen: Any
+    ) -> subprocess.Popen[bytes]:
+        """Run `python COMMAND` (default: `-m purplemux serve`) in this daemon's environment, its
+        output appended to `log_path` (default: daemon-PORT.log beside the home), and return at
+        once; `popen`: more arguments for subprocess.Popen (cwd, env, preexec_fn)."""
+        self.log_path = log_path or self.home.parent / f"daemon-{self.port}.log"
+        popen.setdefault("env", self.env)
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "purplemux", "serve"],
-                env=self.env,
+                [sys.executable, *(command or SERVE)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                **popen,
             )
-        wait_for(self._healthy, timeout=60)  # a deadline for a loaded machine, not a speed target
+        return self.proc
+
+    def start(
+        self, *command: str, timeout: float = 60.0, interval: float = 0.02, **popen: Any
+    ) -> Self:
+        """spawn(), then wait until /api/health answers and the port file is written. `timeout`
+        is a deadline for a loaded machine, not a speed target."""
+        self.spawn(*command, **popen)
+        wait_for(self._healthy, timeout=timeout, interval=interval)
         wait_for(lambda: (self.home / "port").exists())
         return self
+
+    def cli(
+        self, *args: str, timeout: float = 60.0, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """`purplemux ARGS` as the user runs it on this daemon's machine (its environment)."""
+        return subprocess.run(
+            [sys.executable, "-m", "purplemux", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+        )
 
     def _healthy(self) -> bool:
         assert self.proc is not None
@@ -121,3 +161,11 @@ class Daemon:
 
     def stop(self) -> None:
         self.kill(signal.SIGTERM)
+
+
+def cli_sees(d: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    """Point the CLI run in this process at `d`: its home, Claude dir and port, through the
+    environment."""
+    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
+        monkeypatch.setenv(key, d.env[key])
+    return d

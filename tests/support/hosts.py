@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -17,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon import Daemon, free_port, wait_for
+from tests.support.daemon import Daemon, fake_command, free_port, wait_for
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -91,18 +89,7 @@ BOOT = 90.0
 
 def boot(d: Daemon) -> Daemon:
     """Daemon.start with a bound for a busy machine."""
-    d.log_path = d.home.parent / f"daemon-{d.port}.log"
-    with d.log_path.open("ab") as log:
-        d.proc = subprocess.Popen(
-            [sys.executable, "-m", "purplemux", "serve"],
-            env=d.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    wait_for(d._healthy, timeout=BOOT, interval=0.1)
-    wait_for(lambda: (d.home / "port").exists())
-    return d
+    return d.start(timeout=BOOT, interval=0.1)
 
 
 def start_all(daemons: list[Daemon]) -> list[Daemon]:
@@ -159,8 +146,6 @@ def row(d: Daemon, sid: str) -> dict[str, Any] | None:
 
 def fake_notify_send(bin_dir: Path, record: Path) -> str:
     """A `notify-send` that appends its title and body to `record`; returns a PATH using it."""
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    script = bin_dir / "notify-send"
-    script.write_text(f'#!/bin/sh\nshift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n')
-    script.chmod(0o755)
-    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    return fake_command(
+        bin_dir, "notify-send", f'shift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n'
+    )

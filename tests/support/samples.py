@@ -40,28 +40,37 @@ def hook_events(name: str = "hooks.jsonl") -> list[Event]:
     return out
 
 
-# The captured real scenario: each hook and the state the session is in after it.
-EXPECTED = [
-    ("SessionStart", "054c", State.IDLE),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("PreToolUse", "054c", State.BUSY),
-    ("PermissionRequest", "054c", State.NEEDS_INPUT),
-    ("Notification", "054c", State.NEEDS_INPUT),
-    ("PostToolUse", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("PreToolUse", "054c", State.BUSY),  # then Esc: no hook (the transcript tells)
-    ("UserPromptSubmit", "054c", State.BUSY),
-    ("Stop", "054c", State.REVIEW),
-    ("PreCompact", "054c", State.REVIEW),
-    ("SubagentStop", "054c", State.REVIEW),
-    ("SessionStart", "054c", State.REVIEW),  # source=compact
-    ("PostCompact", "054c", State.REVIEW),
-    ("SessionEnd", "054c", State.IDLE),
-    ("SessionStart", "d609", State.IDLE),
-    ("UserPromptSubmit", "d609", State.BUSY),
-    ("Stop", "d609", State.REVIEW),
-    ("SessionEnd", "d609", State.IDLE),
+# The captured real scenario, one session after the other: each hook and the state the session
+# is in after it.
+_FIRST = [  # session 054c…
+    ("SessionStart", State.IDLE),
+    ("UserPromptSubmit", State.BUSY),
+    ("Stop", State.REVIEW),
+    ("UserPromptSubmit", State.BUSY),
+    ("PreToolUse", State.BUSY),
+    ("PermissionRequest", State.NEEDS_INPUT),
+    ("Notification", State.NEEDS_INPUT),
+    ("PostToolUse", State.BUSY),
+    ("Stop", State.REVIEW),
+    ("UserPromptSubmit", State.BUSY),
+    ("PreToolUse", State.BUSY),  # then Esc: no hook (the transcript tells)
+    ("UserPromptSubmit", State.BUSY),
+    ("Stop", State.REVIEW),
+    ("PreCompact", State.REVIEW),
+    ("SubagentStop", State.REVIEW),
+    ("SessionStart", State.REVIEW),  # source=compact
+    ("PostCompact", State.REVIEW),
+    ("SessionEnd", State.IDLE),
 ]
+_SECOND = [  # session d609…
+    ("SessionStart", State.IDLE),
+    ("UserPromptSubmit", State.BUSY),
+    ("Stop", State.REVIEW),
+    ("SessionEnd", State.IDLE),
+]
+EXPECTED = [
+    (hook, prefix, state)
+    for prefix, turns in (("054c", _FIRST), ("d609", _SECOND))
+    for hook, state in turns
+]
+"""(hook name, session id prefix, state after it), in the log's order."""

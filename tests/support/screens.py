@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.daemon import REPO, Daemon
+from tests.support.hooks import run_hook
 
 SCREENS = REPO / "tests" / "samples" / "screens"
 
@@ -54,6 +55,36 @@ def dialog_pane(folder: Path) -> Iterator[tuple[str, str]]:
         yield sock, pane_id
     finally:
         subprocess.run([*base, "kill-server"], check=False)
+
+
+def capture(sock: str, pane: str) -> str:
+    """The text a tmux pane shows now."""
+    return subprocess.run(
+        ["tmux", "-S", sock, "capture-pane", "-p", "-t", pane],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+TOOL = {"command": "touch b.txt", "description": "run the requested command"}
+HOOKS_ASKING: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("SessionStart", {"source": "startup"}),
+    ("UserPromptSubmit", {"prompt": "RUN:touch b.txt"}),
+    ("PreToolUse", {"tool_name": "Bash", "tool_input": TOOL, "tool_use_id": "t1"}),
+    ("PermissionRequest", {"tool_name": "Bash", "tool_input": TOOL}),
+)
+
+
+def asking(
+    daemon: Daemon, sid: str, sock: str | None, pane: str, hooks: int = len(HOOKS_ASKING)
+) -> None:
+    """Hooks as Claude sends them for a permission dialog in that pane (on the tmux server at
+    `sock`; None: outside tmux): the first `hooks` of them."""
+    tmux = f"{sock},1,0" if sock else ""
+    for name, extra in HOOKS_ASKING[:hooks]:
+        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
+        run_hook(daemon.home, payload, pane=pane, tmux=tmux)
 
 
 def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
