@@ -7,10 +7,13 @@ of them, the other half name pids that are not running (files a crashed Claude l
 the daemon must ignore. The live sessions' transcripts include the three big ones.
 
 Measured from starting `purplemux serve` until /api/sessions is complete: every live session
-listed, alive, with its pane when it has one, and its transcript read (its last answer shown).
-A WebSocket client follows the feed to time that without polling the daemon; one GET
-/api/sessions then confirms it. Then RSS, and CPU over an idle spell (psutil cpu_times delta of the
-daemon, its children included: the tmux clients it runs).
+listed, alive, with its pane when it has one, and its transcript read (its last answer shown:
+the daemon reads a big transcript's tail first). A WebSocket client follows the feed to time that
+without polling the daemon; one GET /api/sessions then confirms it. Then until the daemon has
+summed every transcript's history (tokens, cost; /api/health says none is left), RSS, and CPU
+over an idle spell (psutil cpu_times delta of the daemon, its children included: the tmux clients
+it runs). Last, a restart on the first start's database: it continues each transcript from the
+offset it stored, so it reads only what is new (nothing, here).
 
     python -m benchmarks.scale [--quick]
 """
@@ -266,6 +269,8 @@ class ScaleRun:
     located: float
     transcripts: float
     complete: float
+    summed: float  # every transcript's history summed (tokens and cost final)
+    bytes_read: int  # of transcripts, by then
     rss_complete: float
     rss_idle: float
     rss_peak: float
@@ -333,6 +338,16 @@ def _wait_healthy(daemon: Daemon, timeout: float = 30) -> None:
     raise RuntimeError("daemon did not start")
 
 
+def _summed(daemon: Daemon, timeout: float = 900) -> dict[str, Any]:
+    """Wait until no transcript history is left to sum; the daemon's transcript counters."""
+    deadline = time.monotonic() + timeout
+    while True:
+        read = api(daemon, "/api/health").get("transcripts") or {}
+        if not read.get("backfill_pending") or time.monotonic() > deadline:
+            return dict(read)
+        time.sleep(0.1)
+
+
 def _rss_peak(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -358,6 +373,8 @@ def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleR
             raise RuntimeError(f"/api/sessions never became complete: {marks}, {daemon.logs()}")
         proc = psutil.Process(daemon.proc.pid)
         rss_complete = proc.memory_info().rss
+        read = _summed(daemon)
+        summed = time.perf_counter() - t0
         time.sleep(min(3.0, size.idle_seconds))  # let the start-up work finish
         c0, w0 = _cpu(proc), time.monotonic()
         time.sleep(size.idle_seconds)
@@ -367,6 +384,8 @@ def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleR
             located=marks["located"],
             transcripts=marks["transcripts"],
             complete=max(marks.values()),
+            summed=summed,
+            bytes_read=int(read.get("bytes_read") or 0),
             rss_complete=rss_complete,
             rss_idle=proc.memory_info().rss,
             rss_peak=_rss_peak(proc.pid),
@@ -391,6 +410,8 @@ class ScaleResult:
     empty_idle_cpu: float = float("nan")
     idle_parts: dict[str, tuple[float, float]] = field(default_factory=dict)
     """What the daemon repeats while idle: name -> (ms of CPU per round, seconds between)."""
+    restart: ScaleRun | None = None
+    """A start on the first start's database (its stored transcript offsets)."""
 
     def stats(self, attr: str) -> Stats:
         return Stats.of([getattr(r, attr) for r in self.runs])
@@ -404,6 +425,7 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
     world = build_world(root / "scale", cache, size, transcripts)
     try:
         runs = [one_start(root / "scale", f"start-{i}", world, size) for i in range(size.runs)]
+        restart = one_start(root / "scale", "start-0", world, size)
         parts = idle_parts(world, transcripts)
         nprocs = len(psutil.pids())
     finally:
@@ -422,6 +444,7 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
         live_bytes=sum(t.size for t in transcripts if t.session_id in live_ids),
         empty_rss=empty_rss,
         empty_idle_cpu=empty_cpu,
+        restart=restart,
     )
 
 
@@ -479,6 +502,7 @@ def idle_parts(world: World, transcripts: list[Transcript]) -> dict[str, tuple[f
         w = _Watched(path, TranscriptReader(t.session_id))
         w.reader.sync(os.stat(path))
         w.reader.offset = w.reader.size
+        w.fresh = False  # read already: the re-check only looks for more
         followed.append(w)
     return {
         f"walk of the process table ({len(psutil.pids())} processes)": (
@@ -514,9 +538,10 @@ def main() -> None:
     with tempdir("purplemux-bench-scale-") as name:
         cache = Path(name) / "cache" if args.quick else None
         result = run(Path(name), size, cache)
-    for r in result.runs:
+    for r in [*result.runs, *([result.restart] if result.restart else [])]:
         print(
             f"listed {r.listed:.2f}s located {r.located:.2f}s transcripts {r.transcripts:.2f}s "
+            f"summed {r.summed:.2f}s ({r.bytes_read / 2**20:.0f} MB read) "
             f"rss {r.rss_complete / 2**20:.0f}/{r.rss_idle / 2**20:.0f}/peak "
             f"{r.rss_peak / 2**20:.0f} MB idle cpu {r.idle_cpu * 100:.2f}% ({r.sessions} sessions)"
         )

@@ -15,6 +15,7 @@ from purplemux.server.logins import FILE as LOGINS_FILE
 from purplemux.server.logins import Logins
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
+from purplemux.sources.transcripts import TranscriptStats
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import TmuxControl
 
@@ -37,6 +38,8 @@ class Runtime:
     history: Ledger = field(default_factory=Ledger)
     """Every session's history fold, continued as events come (purplemux.server.history)."""
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    transcripts: TranscriptStats = field(default_factory=TranscriptStats)
+    """What the transcript part read: bytes, histories still being summed, resumed offsets."""
     logins: Logins = field(init=False)
     """The dashboard's login cookies (kept under the home, keyed with the token)."""
     broker: BrokerLink | None = None

@@ -22,7 +22,7 @@ READER_WAIT = 0.1
 """Seconds the event loop's read-only connection waits for a lock before the store thread is
 asked instead."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -71,6 +71,19 @@ MIGRATIONS: dict[int, str] = {
         cost_usd REAL NOT NULL,
         tokens INTEGER NOT NULL,
         PRIMARY KEY (session_id, day)
+    );
+    """,
+    # Per followed transcript, how far it was read and the reader's state there (totals, the
+    # newest turn): a restart continues from the offset when the file is still the same.
+    4: """
+    CREATE TABLE transcript_offsets (
+        session_id TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        dev INTEGER NOT NULL,
+        ino INTEGER NOT NULL,
+        offset INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        updated_at REAL NOT NULL
     );
     """,
 }
@@ -286,6 +299,9 @@ class Store:
                 self.db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM history_folds WHERE session_id IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM usage WHERE session_id IN ({marks})", chunk)
+                self.db.execute(
+                    f"DELETE FROM transcript_offsets WHERE session_id IN ({marks})", chunk
+                )
             # Events of sessions no longer stored (retired long ago), past the same age.
             cur = self.db.execute(
                 "DELETE FROM events WHERE received_at < ? AND session_id NOT IN"
@@ -305,6 +321,46 @@ class Store:
                 )
                 events += max(cur.rowcount, 0)
         return ids, events
+
+    def load_transcript_offsets(self) -> dict[str, dict[str, Any]]:
+        """Session id -> {path, dev, ino, state} of the stored transcript offsets (live sessions'
+        only: an ended session's transcript is not followed again)."""
+        rows = self.db.execute(
+            "SELECT t.session_id, t.path, t.dev, t.ino, t.state FROM transcript_offsets t"
+            " JOIN sessions s ON s.id = t.session_id"
+            " WHERE NOT coalesce(json_extract(s.record, '$.ended'), 0)"
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for sid, path, dev, ino, state in rows:
+            try:
+                out[str(sid)] = {"path": path, "dev": dev, "ino": ino, "state": json.loads(state)}
+            except ValueError:
+                continue
+        return out
+
+    def save_transcript_offsets(self, rows: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
+        """Keep (session id, path, {dev, ino, state}) per transcript, in one transaction."""
+        now = time.time()
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                "INSERT INTO transcript_offsets (session_id, path, dev, ino, offset, state,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET"
+                " path=excluded.path, dev=excluded.dev, ino=excluded.ino,"
+                " offset=excluded.offset, state=excluded.state, updated_at=excluded.updated_at",
+                [
+                    (
+                        sid,
+                        path,
+                        snap["dev"],
+                        snap["ino"],
+                        snap["state"]["offset"],
+                        json.dumps(snap["state"]),
+                        now,
+                    )
+                    for sid, path, snap in rows
+                ],
+            )
 
     def compact(self) -> None:
         """Give freed pages back to the file system and empty the WAL."""

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from purplemux.sources.transcript_reader import TranscriptReader
 from tests.support import Daemon, run_hook, wait_for
 from tests.support.fake_claude import CWD, FakeClaude
+from tests.support.transcripts import turns
 
 
 @pytest.fixture
@@ -128,5 +130,58 @@ def test_restart_resolves_unknown_from_the_sources(tmp_path: Path, claude: FakeC
         names = [e["name"] for e in d2.api("GET", f"/api/sessions/{claude.sid}/events")["events"]]
         assert "restart" in names
         print(f"\nrestart -> review resolved in {took:.2f}s (daemon start included)")
+    finally:
+        d2.stop()
+
+
+def test_restart_with_a_big_transcript_shows_state_first_and_resumes(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    """The last answer shows before the history is summed; a restart reads only what is new."""
+    data, answer = turns(1500, seed=11)
+    claude.transcript.write_bytes(data)
+    claude.status("idle")
+    d = Daemon(home=tmp_path / "home", claude_dir=claude.claude_dir).start()
+    try:
+        full = TranscriptReader("x")
+        full.feed(data)
+        tokens = {
+            "input": full.tokens.input,
+            "output": full.tokens.output,
+            "cache_read": full.tokens.cache_read,
+            "cache_creation": full.tokens.cache_creation,
+        }
+        s = wait_for(
+            lambda: (lambda x: x if x and x["tokens"] == tokens else None)(d.session(claude.sid)),
+            timeout=30,
+        )
+        assert s["snippet"] == answer.strip()[:200] and s["cost_usd"] == full.cost_usd
+        # By what was sent, not time: the last answer came in facts that held the totals back
+        # (the tail's), the totals in others (the history summed in the background).
+        log = d.api("GET", f"/api/sessions/{claude.sid}/events")["events"]
+        facts = [e for e in log if e["kind"] == "transcript"]
+        assert any(e["snippet"] == s["snippet"] and e["tokens"] is None for e in facts)
+        assert any(e["tokens"] == tokens for e in facts)
+        assert d.api("GET", "/api/health")["transcripts"]["history_bytes"] > 0
+        state = s["state"]
+    finally:
+        d.stop()
+    more, answer = turns(1, seed=12, first=1500)
+    with claude.transcript.open("ab") as f:
+        f.write(more)
+    d2 = Daemon(home=d.home, claude_dir=d.claude_dir, port=d.port).start()
+    try:
+        full.feed(more)
+        s = wait_for(
+            lambda: (lambda x: x if x and x["snippet"] == answer.strip()[:200] else None)(
+                d2.session(claude.sid)
+            ),
+            timeout=30,
+        )
+        assert s["tokens"]["output"] == full.tokens.output and s["cost_usd"] == full.cost_usd
+        assert state == "idle" and s["state"] in ("idle", "review")
+        read = d2.api("GET", "/api/health")["transcripts"]
+        assert read["resumed"] == 1 and read["started_over"] == 0
+        assert read["history_bytes"] == 0 and read["bytes_read"] == len(more)
     finally:
         d2.stop()

@@ -34,6 +34,8 @@ RECOVERY_EVERY = 1.0
 MIN_POLL_GAP = 0.3
 MAX_POLL_INTERVAL = 60.0
 """The process poll's timer backs off (doubling) up to this while nothing changes."""
+SAVE_OFFSETS_EVERY = 2.0
+"""Seconds between stores of how far each transcript was read (and at the part's end)."""
 
 
 async def session_files(rt: Runtime) -> None:
@@ -53,8 +55,12 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
 
 
 async def transcripts(rt: Runtime) -> None:
-    """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model)."""
-    tailer = TranscriptTailer(root=rt.settings.claude_dir / "projects")
+    """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model).
+
+    A big transcript is read tail first (state and last answer at once), its history summed in
+    the background; how far each was read is stored, so a restart continues from there."""
+    tailer = TranscriptTailer(root=rt.settings.claude_dir / "projects", stats=rt.transcripts)
+    tailer.remember(await rt.store.call(lambda s: s.load_transcript_offsets()))
 
     def on_watch(session: Session, path: str | None) -> None:
         if path:
@@ -66,15 +72,38 @@ async def transcripts(rt: Runtime) -> None:
     for session in list(rt.engine.sessions.values()):
         if session.transcript_path and not session.ended:
             tailer.watch(session.id, Path(session.transcript_path))
+    saver = asyncio.create_task(_save_offsets(rt, tailer))
     try:
         async for batch in tailer.events():
-            for event in batch:
+            for event in batch[:-1]:
                 # A first read of a long transcript gives thousands of events: wait for room
                 # in the queue rather than park each one in a task of its own.
                 await rt.engine.put(event)
+            # Stored before the next batch is asked for: the tailer then counts what it read
+            # for this one as safe to resume after.
+            await rt.engine.submit(batch[-1])
             del batch  # a catch-up batch can be huge: not kept until the next one comes
     finally:
         rt.engine.on_watch.remove(on_watch)
+        saver.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await saver
+        if rows := tailer.checkpoint():
+            try:
+                await rt.store.call(lambda s: s.save_transcript_offsets(rows))
+            except Exception:
+                log.exception("could not store the transcript offsets")
+
+
+async def _save_offsets(rt: Runtime, tailer: TranscriptTailer) -> None:
+    """Store, every SAVE_OFFSETS_EVERY, how far each transcript was read since the last time."""
+    while True:
+        await asyncio.sleep(SAVE_OFFSETS_EVERY)
+        if rows := tailer.checkpoint():
+            try:
+                await rt.store.call(lambda s: s.save_transcript_offsets(rows))
+            except Exception:
+                log.exception("could not store the transcript offsets")
 
 
 async def processes(rt: Runtime) -> None:

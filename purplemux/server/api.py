@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -54,7 +55,12 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
 @router.get("/api/health")
 async def health(request: Request) -> dict[str, Any]:
     rt: Runtime | None = getattr(request.app.state, "runtime", None)
-    return {"status": "ok", "version": __version__, "broker": hosts.broker_health(rt)}
+    return {
+        "status": "ok",
+        "version": __version__,
+        "broker": hosts.broker_health(rt),
+        "transcripts": dataclasses.asdict(rt.transcripts) if rt is not None else None,
+    }
 
 
 @router.post("/api/hooks", dependencies=[Depends(require_token)])

@@ -8,14 +8,21 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from purplemux import session_facts
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
 
-USAGE_MEMORY = 256
-"""Message ids remembered to count repeated usage once."""
+USAGE_MEMORY = 64
+"""Message ids remembered to count repeated usage once: a message's entries are written
+together, so the newest few suffice; bounded, since every followed transcript keeps them."""
+SNAPSHOT_USAGE = 16
+"""Message ids a stored snapshot keeps: a message's entries are written together, so only the
+newest few can straddle the offset it resumes from."""
+SNAPSHOT_VERSION = 1
+# A summing-only reader parses just the lines that can change a total or a last value.
+TOTALS_MARKS = (b'"assistant"', b"cost-state", b'title"', b"compact_boundary")
 MAX_LINE = 1 << 20
 """Longer lines are skipped unread: a pasted 10 MB blob must not be buffered."""
 
@@ -65,6 +72,32 @@ def _texts(content: object) -> list[str]:
     ]
 
 
+_FACTS = (
+    "snippet",
+    "tokens",
+    "model",
+    "context_tokens",
+    "cost_usd",
+    "cost_source",
+    "retries",
+    "title",
+)
+
+
+_T = TypeVar("_T")
+
+
+def _opt(value: object, kind: type[_T]) -> _T | None:
+    """A stored optional value of the given type (ints are floats too), else ValueError."""
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)  # type: ignore[return-value]
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"not a {kind.__name__}: {value!r}")
+
+
 class TranscriptReader:
     """Incremental parser of one transcript: feed it bytes, get events (pure: no I/O)."""
 
@@ -76,6 +109,12 @@ class TranscriptReader:
 
     def reset(self) -> None:
         """Forget everything read: the file was truncated or replaced."""
+        self.partial = False
+        """Started mid-file (a tail): a turn whose prompt it never saw emits no Stop."""
+        self.quiet = False
+        """Sums only (a transcript's history): no events, no facts, only the lines that count."""
+        self.hold_totals = False
+        """Leaves tokens and cost out of its facts (a history still being summed)."""
         self.offset = 0
         self.size = 0
         self.turn = Turn.NONE
@@ -106,6 +145,13 @@ class TranscriptReader:
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
         self._out: list[Event] = []
+        self._touched: set[str] = set()  # facts set at least once (a tail's own values win)
+        self._head: dict[str, None] = {}  # a partial reader's first usage keys
+        self._tag = ""  # distinguishes the facts of a restore or a merge at the same offset
+        self.emitted = 0
+        """Turn events (not facts) emitted so far."""
+        self.turn_mark = 0
+        """`emitted` when the newest turn began: the events after it are that turn's."""
 
     @property
     def current_tool(self) -> str:
@@ -151,6 +197,127 @@ class TranscriptReader:
         out, self._out = self._out, []
         return out
 
+    # --- resuming and merging --------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything a later reader needs to continue from the last complete line (JSON-able)."""
+        usage = list(self._usage.items())[-SNAPSHOT_USAGE:]
+        t = self.tokens
+        return {
+            "v": SNAPSHOT_VERSION,
+            "offset": self._line_start,
+            "quiet": self.quiet,
+            "turn": self.turn.value,
+            "last_prompt_seen": self.last_prompt_seen,
+            "snippet": self.snippet,
+            "model": self.model,
+            "tokens": [t.input, t.output, t.cache_read, t.cache_creation],
+            "context_tokens": self.context_tokens,
+            "retries": self.retries,
+            "title": self.title,
+            "cost_usd": self.cost_usd,
+            "cost_source": self.cost_source,
+            "claude_cost": self._claude_cost,
+            "cost_since": self._cost_since,
+            "requests": self._requests,
+            "compacted": self._compacted,
+            "last_ts": self._last_ts,
+            "anchor": self._anchor,
+            "anchor_stopped": self._anchor_stopped,
+            "usage": [[k, u.input, u.output, u.cache_read, u.cache_creation] for k, u in usage],
+            "costs": [[k, self._costs[k]] for k, _ in usage if k in self._costs],
+            "tools": list(self._tools.items()),
+            "touched": sorted(self._touched),
+        }
+
+    def restore(self, snap: dict[str, Any], identity: tuple[int, int]) -> bool:
+        """Continue from a snapshot of this file (False, and a blank reader, if it is unusable)."""
+        self.reset()
+        try:
+            if snap.get("v") != SNAPSHOT_VERSION:
+                raise ValueError("another snapshot version")
+            self.offset = self._line_start = int(snap["offset"])
+            self.quiet = bool(snap["quiet"])
+            self.turn = Turn(snap["turn"])
+            self.last_prompt_seen = _opt(snap["last_prompt_seen"], float)
+            self.snippet = _opt(snap["snippet"], str)
+            self.model = _opt(snap["model"], str)
+            self.tokens = Tokens(*(int(x) for x in snap["tokens"]))
+            self.context_tokens = _opt(snap["context_tokens"], int)
+            self.retries = int(snap["retries"])
+            self.title = _opt(snap["title"], str)
+            self.cost_usd = _opt(snap["cost_usd"], float)
+            self.cost_source = _opt(snap["cost_source"], str)
+            self._claude_cost = _opt(snap["claude_cost"], float)
+            self._cost_since = float(snap["cost_since"])
+            self._requests = int(snap["requests"])
+            self._compacted = bool(snap["compacted"])
+            self._last_ts = _opt(snap["last_ts"], float)
+            self._anchor = _opt(snap["anchor"], str)
+            self._anchor_stopped = bool(snap["anchor_stopped"])
+            for k, *u in snap["usage"]:
+                self._usage[str(k)] = Tokens(*(int(x) for x in u))
+            for k, c in snap["costs"]:
+                self._costs[str(k)] = float(c)
+            for k, name in snap["tools"]:
+                self._tools[str(k)] = str(name)
+            self._touched = {str(x) for x in snap["touched"]}
+        except (KeyError, TypeError, ValueError):
+            self.reset()
+            return False
+        self.identity = identity
+        return True
+
+    def announce(self, tag: str) -> None:
+        """Say every fact again on the next flush (a restored reader: the store may lag it)."""
+        self._dirty |= {n for n in _FACTS if getattr(self, n) is not None} | {"current_tool"}
+        self._facts_at = self._last_ts
+        self._tag = tag
+
+    def adopt(self, history: TranscriptReader, tag: str) -> None:
+        """Take in the history before this tail reader's start, summed by `history` up to it.
+
+        The totals become what one reader over the whole file would have; the newest values
+        (snippet, model, context, title) stay the tail's unless the tail never saw one."""
+        overlap = [k for k in self._head if k in history._usage]
+        t, h = self.tokens, history.tokens
+        o = [history._usage[k] for k in overlap]
+        self.tokens = Tokens(
+            h.input + t.input - sum(x.input for x in o),
+            h.output + t.output - sum(x.output for x in o),
+            h.cache_read + t.cache_read - sum(x.cache_read for x in o),
+            h.cache_creation + t.cache_creation - sum(x.cache_creation for x in o),
+        )
+        if self._claude_cost is None:
+            self._claude_cost = history._claude_cost
+            self._cost_since += history._cost_since - sum(
+                history._costs.get(k, 0.0) for k in overlap
+            )
+        if "cost_usd" in self._touched or "cost_usd" in history._touched:
+            self._update_cost(0.0)
+        for name in ("snippet", "model", "context_tokens", "title", "retries"):
+            if name not in self._touched and name in history._touched:
+                setattr(self, name, getattr(history, name))
+                self._touched.add(name)
+        if "retries" not in self._touched:
+            self._requests += history._requests
+        if self.turn is Turn.NONE and not history.quiet:
+            self.turn, self.last_prompt_seen = history.turn, history.last_prompt_seen
+            self._anchor, self._anchor_stopped = history._anchor, history._anchor_stopped
+        if self._last_ts is None:
+            self._last_ts = history._last_ts
+        self._compacted = self._compacted or history._compacted
+        usage = OrderedDict((k, u) for k, u in history._usage.items() if k not in self._usage)
+        usage.update(self._usage)
+        while len(usage) > USAGE_MEMORY:
+            usage.popitem(last=False)
+        costs = {k: c for k, c in history._costs.items() if k not in self._costs}
+        costs.update(self._costs)
+        self._usage, self._costs = usage, {k: costs[k] for k in usage if k in costs}
+        self._head.clear()
+        self.partial = self.hold_totals = False
+        self.announce(tag)
+
     # --- one line ------------------------------------------------------------------------------
 
     def _key(self, entry: dict[str, Any], start: int) -> str:
@@ -160,6 +327,8 @@ class TranscriptReader:
         return f"@{self.identity[1] if self.identity else 0}:{start}"
 
     def _line(self, line: bytes, start: int) -> None:
+        if self.quiet and not any(mark in line for mark in TOTALS_MARKS):
+            return
         if not line.strip():
             return
         try:
@@ -220,10 +389,12 @@ class TranscriptReader:
             # A slash command can run a turn of its own (custom commands, skills): it anchors
             # the next end-of-turn, but is not a prompt (/compact, /clear never end a turn).
             self._anchor, self._anchor_stopped = key, False
+            self.turn_mark = self.emitted
             return
         if head.startswith(NOT_PROMPTS):
             return
         self._anchor, self._anchor_stopped = key, False
+        self.turn_mark = self.emitted
         self.turn = Turn.IN_PROGRESS
         self.last_prompt_seen = at
         self._requests = 0
@@ -269,6 +440,8 @@ class TranscriptReader:
                 _count(usage, "cache_creation_input_tokens"),
             )
             old = self._usage.get(key, Tokens())
+            if self.partial and len(self._head) < USAGE_MEMORY:
+                self._head[key] = None
             if isinstance(model, str) and model and not model.startswith("<"):
                 self._set("context_tokens", new.input + new.cache_read + new.cache_creation, at)
             if new != old:
@@ -299,7 +472,7 @@ class TranscriptReader:
                     ),
                     at,
                 )
-        content = message.get("content")
+        content = message.get("content") if not self.quiet else None
         for i, block in enumerate(content if isinstance(content, list) else ()):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 tool_id = block.get("id") or f"{self._key(entry, start)}:{i}"
@@ -328,6 +501,12 @@ class TranscriptReader:
         self._clear_tools(at)
         if self._anchor_stopped:
             return
+        if self._anchor is None and self.partial:
+            # A tail that starts inside this turn: its Stop's id (the prompt's) is unknown, and
+            # a made-up one would replay an old turn's end as new.
+            self._anchor_stopped = True
+            self.turn = Turn.FINISHED
+            return
         self._anchor_stopped = True
         self.turn = Turn.FINISHED
         self._emit(Stop, at, f"stop:{self._anchor or 'start'}")
@@ -335,6 +514,9 @@ class TranscriptReader:
     # --- helpers -------------------------------------------------------------------------------
 
     def _emit(self, cls: type[Event], at: float, key: str, **extra: Any) -> None:
+        if self.quiet:
+            return
+        self.emitted += 1
         self._out.append(
             cls(
                 session_id=self.session_id,
@@ -346,6 +528,7 @@ class TranscriptReader:
         )
 
     def _set(self, name: str, value: object, at: float) -> None:
+        self._touched.add(name)
         if getattr(self, name) != value:
             setattr(self, name, value)
             self._dirty.add(name)
@@ -363,15 +546,20 @@ class TranscriptReader:
             self._facts_at = at
 
     def _flush_facts(self) -> None:
+        if self.quiet:
+            self._dirty = set()
         if not self._dirty:
             return
-        d = self._dirty
+        d = self._dirty - ({"tokens", "cost_usd", "cost_source"} if self.hold_totals else set())
+        if not d:
+            return
+        tag, self._tag = self._tag, ""
         self._out.append(
             TranscriptFacts(
                 session_id=self.session_id,
                 at=self._facts_at if self._facts_at is not None else (self._last_ts or 0.0),
                 id=f"tx:{self.session_id}:facts:{self.identity[1] if self.identity else 0}:"
-                f"{self._line_start}",
+                f"{self._line_start}{tag}",
                 source=Source.TRANSCRIPT,
                 snippet=self.snippet if "snippet" in d else None,
                 tokens=self.tokens if "tokens" in d else None,
@@ -385,7 +573,7 @@ class TranscriptReader:
                 compacted="compacted" in d and self.context_tokens is None,
             )
         )
-        self._dirty = set()
+        self._dirty -= d
 
 
 def read_tail_state(

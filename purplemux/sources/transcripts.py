@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from purplemux.events import Event
 from purplemux.ratelimit_log import RateLimitedLog
@@ -25,6 +28,7 @@ from purplemux.sources.watch import watch_dirs
 __all__ = [
     "MAX_LINE",
     "TranscriptReader",
+    "TranscriptStats",
     "TranscriptTailer",
     "Turn",
     "read_tail_state",
@@ -40,12 +44,95 @@ def transcript_path(claude_dir: Path, cwd: str, session_id: str) -> Path:
     return claude_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", cwd) / f"{session_id}.jsonl"
 
 
+TAIL_FIRST = 32 << 10
+"""A first read with more to read than this reads the file's tail first, its history after."""
+TAIL_START = 16 << 10
+TAIL_MAX = 4 * MAX_LINE
+"""The tail grows (x4) from TAIL_START until it holds the newest prompt and answer, up to this."""
+HISTORY_CHUNK = 1 << 20
+"""Bytes of history summed per step in the background, between which live reads go first."""
+HISTORY_AFTER = 0.5
+"""Seconds with no first read (tail, resume) before histories are summed: tails come first."""
+
+
+@dataclass
+class TranscriptStats:
+    """Counters for health, tests and benchmarks."""
+
+    bytes_read: int = 0
+    """Bytes read from transcripts: tail_bytes + history_bytes."""
+    tail_bytes: int = 0
+    """Bytes read by the readers that follow the files (tails, appends, resumed reads)."""
+    history_bytes: int = 0
+    """Bytes summed in the background (the history before a tail)."""
+    backfill_pending: int = 0
+    """Transcripts whose history is still being summed (their totals are not shown yet)."""
+    resumed: int = 0
+    """First reads that continued from a stored offset."""
+    started_over: int = 0
+    """Stored offsets found unusable (the file was truncated or replaced): read from the start."""
+
+
+@dataclass(slots=True)
+class _History:
+    """The part of a file before its tail, summed in the background by a quiet reader."""
+
+    reader: TranscriptReader
+    end: int
+    done: bool = False
+    stalled: bool = False
+    """Its file could not be read as expected: left until the tail's next read looks."""
+
+
 @dataclass(slots=True)
 class _Watched:
     path: Path
     reader: TranscriptReader
     refused: bool = False
     """Not a file we read (a FIFO, a device): left alone until the session names another."""
+    fresh: bool = True
+    """Nothing read yet: the first read may resume from `resume` or go tail first."""
+    resume: dict[str, Any] | None = None
+    """A stored snapshot of this file's reader, to continue from."""
+    history: _History | None = None
+    snap: dict[str, Any] | None = None
+    """The reader's snapshot after its newest read (kept once its events are handed on)."""
+    safe: dict[str, Any] | None = None
+    """The newest snapshot whose events have been handed on: what may be stored."""
+    saved: dict[str, Any] | None = None
+    """The snapshot last handed to the store."""
+
+
+def _drop_history(w: _Watched) -> None:
+    w.history = None
+
+
+def _sum_history(w: _Watched, budget: int, root: Path | None, stats: TranscriptStats) -> int:
+    """Sum up to `budget` bytes of a file's history (blocking); the bytes read."""
+    h = w.history
+    if h is None or h.done:
+        return 0
+    r = h.reader
+    try:
+        with open(open_transcript(w.path, root), "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_dev, st.st_ino) != r.identity or st.st_size < h.end:
+                h.stalled = True  # replaced or truncated: the tail's next read starts over
+                return 0
+            f.seek(r.offset)
+            data = f.read(min(budget, h.end - r.offset))
+    except (OSError, ValueError):
+        h.stalled = True
+        return 0
+    stats.history_bytes += len(data)  # only the summing thread counts these
+    r.feed(data, flush=False)
+    if not data and r.offset < h.end:
+        h.stalled = True
+        return 0
+    w.safe = {"dev": st.st_dev, "ino": st.st_ino, "state": r.snapshot()}
+    if r.offset >= h.end:
+        h.done = True
+    return len(data)
 
 
 def _watch_dir(path: Path) -> Path:
@@ -56,25 +143,135 @@ def _watch_dir(path: Path) -> Path:
     return folder
 
 
-def _read_new(w: _Watched, root: Path | None = None) -> list[Event]:
+def _feed_rest(f: BinaryIO, reader: TranscriptReader, stats: TranscriptStats) -> list[Event]:
+    """Feed the reader from its offset to the end of the file, then flush its facts."""
+    f.seek(reader.offset)
+    out: list[Event] = []
+    while block := f.read(READ_BLOCK):
+        stats.tail_bytes += len(block)  # only the reading thread counts these
+        out += reader.feed(block, flush=False)
+    return out + reader.feed(b"")
+
+
+def _line_at(f: BinaryIO, pos: int) -> int:
+    """The start of the first line at or after pos."""
+    if pos <= 0:
+        return 0
+    f.seek(pos - 1)
+    if f.read(1) == b"\n":
+        return pos
+    while (part := f.readline(READ_BLOCK)) and not part.endswith(b"\n"):
+        pos += len(part)
+    return pos + len(part)
+
+
+def _tail(
+    f: BinaryIO, st: os.stat_result, session_id: str, floor: int, stats: TranscriptStats
+) -> tuple[TranscriptReader, list[Event], int] | None:
+    """A reader of the file's tail, grown until it holds the newest prompt and answer; None if
+    the tail would reach `floor` (read from there instead)."""
+    tail = TAIL_START
+    while True:
+        start = _line_at(f, max(floor, st.st_size - tail))
+        if start <= floor:
+            return None
+        reader = TranscriptReader(session_id)
+        reader.sync(st)
+        reader.offset = reader._line_start = start
+        reader.partial = reader.hold_totals = True  # its totals wait for the history's
+        events = _feed_rest(f, reader, stats)
+        # The newest prompt too: a tail that starts inside the newest turn cannot name (nor so
+        # emit) its Stop.
+        found = reader.snippet is not None and reader._anchor is not None
+        if found or tail >= TAIL_MAX:
+            # Only the newest turn's events (and the facts, which come last): the older turns
+            # in the tail are history, like the ones before it.
+            return reader, events[reader.turn_mark :], start
+        tail *= 4
+
+
+def _first_read(
+    w: _Watched, f: BinaryIO, st: os.stat_result, stats: TranscriptStats
+) -> list[Event]:
+    """The first read of a file: resume from its stored snapshot, or read its tail first."""
+    w.fresh = False
+    sid, ident = w.reader.session_id, (st.st_dev, st.st_ino)
+    snap, w.resume = w.resume, None
+    base: TranscriptReader | None = None
+    if snap is not None:
+        base = TranscriptReader(sid)
+        same = [snap.get("dev"), snap.get("ino")] == list(ident)
+        state = snap.get("state")
+        usable = same and isinstance(state, dict) and base.restore(state, ident)
+        if not usable or base.offset > st.st_size:
+            base = None
+            stats.started_over += 1
+        else:
+            stats.resumed += 1
+    floor = base.offset if base is not None else 0
+    quiet_base = base is not None and base.quiet
+    if st.st_size - floor > TAIL_FIRST or quiet_base:
+        got = _tail(f, st, sid, floor, stats)
+        if got is None and quiet_base:
+            # A history summed up to here, and too little after it for a tail: a tail from here.
+            tail = TranscriptReader(sid)
+            tail.sync(st)
+            tail.offset = tail._line_start = floor
+            tail.partial = tail.hold_totals = True
+            got = tail, _feed_rest(f, tail, stats), floor
+        if got is not None:
+            reader, events, start = got
+            w.reader = reader
+            history = base or TranscriptReader(sid)
+            history.identity, history.quiet = ident, True
+            w.history = _History(history, start)
+            w.snap = None
+            return events
+    reader = base or TranscriptReader(sid)
+    reader.sync(st)
+    w.reader = reader
+    if base is not None:
+        reader.announce(f":r{time.time_ns()}")
+    return _feed_rest(f, reader, stats)
+
+
+def _read_new(
+    w: _Watched, root: Path | None = None, stats: TranscriptStats | None = None
+) -> list[Event]:
     """Read what was appended since the reader's offset (blocking, but never on a FIFO)."""
     if w.refused:
         return []
+    stats = stats if stats is not None else TranscriptStats()
     try:
         with open(open_transcript(w.path, root), "rb") as f:
-            w.reader.sync(os.fstat(f.fileno()))
-            if w.reader.size == w.reader.offset:
-                return []
-            f.seek(w.reader.offset)
-            out: list[Event] = []
-            while block := f.read(READ_BLOCK):
-                out += w.reader.feed(block, flush=False)
-            return out + w.reader.feed(b"")
+            st = os.fstat(f.fileno())
+            if not w.fresh and w.reader.sync(st):
+                _drop_history(w)
+                w.fresh = True  # truncated or replaced: a new first read (tail first if big)
+            moved = w.fresh
+            if w.fresh:
+                out = _first_read(w, f, st, stats)
+            else:
+                if w.history is not None:
+                    w.history.stalled = False
+                    if w.history.done:
+                        w.reader.adopt(w.history.reader, f":h{time.time_ns()}")
+                        w.history = None
+                        moved = True
+                if w.reader.size == w.reader.offset and not moved:
+                    return []
+                moved = True
+                out = _feed_rest(f, w.reader, stats)
+            if w.history is None and moved:
+                w.snap = {"dev": st.st_dev, "ino": st.st_ino, "state": w.reader.snapshot()}
+            return out
     except FileNotFoundError:
         # Deleted or not there yet: a later change picks it up. Start over then, since a new
         # file may get the old inode number back and would not look replaced.
+        _drop_history(w)
         w.reader.reset()
         w.reader.identity = None
+        w.fresh, w.resume = True, None
         return []
     except UnsafePath as exc:
         w.refused = True
@@ -100,13 +297,35 @@ class TranscriptTailer:
         debounce_ms: int = 10,
         step_ms: int = 10,
         recheck_ms: int = 2000,
+        stats: TranscriptStats | None = None,
     ) -> None:
         self.debounce_ms, self.step_ms, self.recheck_ms = debounce_ms, step_ms, recheck_ms
         self.root = root
         """Only transcripts under this folder are read (`$CLAUDE_CONFIG_DIR/projects`)."""
+        self.stats = stats if stats is not None else TranscriptStats()
         self._watched: dict[str, _Watched] = {}
         self._refused: set[str] = set()
         self._changed = asyncio.Event()
+        self._all = True  # the next empty wake re-checks every file, not only _due
+        self._due: set[str] = set()  # histories summed, to be adopted by their tail readers
+        self._work = asyncio.Event()  # a history to sum may have appeared
+        self._stored: dict[str, dict[str, Any]] = {}
+        self._first_read_at = 0.0  # monotonic time of the newest first read
+
+    def remember(self, rows: dict[str, dict[str, Any]]) -> None:
+        """Stored offsets (session id -> {path, dev, ino, state}): a first read resumes there."""
+        self._stored.update(rows)
+
+    def checkpoint(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(session id, path, {dev, ino, state}) for each file read further since the last call,
+        as far as its events have been handed on: what the store should keep."""
+        rows = []
+        for sid, w in self._watched.items():
+            safe = w.safe
+            if safe is not None and safe is not w.saved:
+                w.saved = safe
+                rows.append((sid, str(w.path), safe))
+        return rows
 
     def watch(self, session_id: str, path: Path | str) -> None:
         """Follow a session's transcript from its start (a new path starts over).
@@ -127,12 +346,16 @@ class TranscriptTailer:
         p = Path(os.path.abspath(path))
         current = self._watched.get(session_id)
         if current is None or current.path != p:
-            self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
+            w = self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
+            row = self._stored.pop(session_id, None)
+            if row is not None and row.get("path") == str(p):
+                w.resume = row
             self._poke()
 
     def unwatch(self, session_id: str) -> None:
         """Stop following a session's transcript."""
         if self._watched.pop(session_id, None) is not None:
+            self._recount()
             self._poke()
         if len(self._refused) > 10_000:
             self._refused.clear()
@@ -141,8 +364,15 @@ class TranscriptTailer:
         """Session id -> transcript path, for what is followed now."""
         return {sid: w.path for sid, w in self._watched.items()}
 
+    def _recount(self) -> None:
+        """Refresh the shared counters (on the loop: each thread counts into its own)."""
+        s = self.stats
+        s.bytes_read = s.tail_bytes + s.history_bytes
+        s.backfill_pending = sum(1 for w in self._watched.values() if w.history is not None)
+
     def _poke(self) -> None:
         """The watched set changed: look again (a new watch only if its folders changed)."""
+        self._all = True
         self._changed.set()
 
     def _recursive(self) -> bool:
@@ -164,7 +394,7 @@ class TranscriptTailer:
     def _read_one(self, w: _Watched) -> list[Event]:
         """One session's new events; its failure is logged and costs only that session."""
         try:
-            return _read_new(w, self.root)
+            return _read_new(w, self.root, self.stats)
         except Exception as exc:
             warn.warning(
                 ("failed", w.path),
@@ -177,15 +407,80 @@ class TranscriptTailer:
     async def _read(self, targets: dict[str, _Watched]) -> list[Event]:
         if not targets:
             return []
+        fresh = [w for w in targets.values() if w.fresh]
         # File reads and JSON parsing of a long backlog would stall the loop: run them in a
         # thread. Readers are touched only here, and events() never runs two reads at once.
         batches = await asyncio.to_thread(
             lambda: [(sid, w, self._read_one(w)) for sid, w in targets.items()]
         )
+        self._recount()
+        if any(not w.fresh for w in fresh):
+            self._first_read_at = time.monotonic()
+        if any(w.history is not None for _, w, _ in batches):
+            self._work.set()
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
 
+    def _sum(self, todo: list[_Watched]) -> list[_Watched]:
+        """One step of background summing over these files, HISTORY_CHUNK bytes in all (blocking);
+        the ones whose history is now complete."""
+        budget, done = HISTORY_CHUNK, []
+        for w in todo:
+            if budget <= 0:
+                break
+            try:
+                budget -= _sum_history(w, budget, self.root, self.stats)
+            except Exception as exc:  # one odd file must not stop the others' totals
+                if w.history is not None:
+                    w.history.stalled = True
+                warn.warning(("history", w.path), "summing transcript %s failed: %r", w.path, exc)
+            if w.history is not None and w.history.done:
+                done.append(w)
+        return done
+
+    async def _backfill(self) -> None:
+        """Sum the histories behind the tails read first, smallest first, a step at a time; each
+        complete one is handed to its tail reader through the next read."""
+        while True:
+            todo = [
+                w
+                for w in self._watched.values()
+                if w.history is not None and not w.history.done and not w.history.stalled
+            ]
+            if not todo:
+                self._work.clear()
+                await self._work.wait()
+                continue
+            wait = self._first_read_at + HISTORY_AFTER - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
+            done = await asyncio.to_thread(self._sum, todo)
+            self._recount()
+            for w in done:
+                if self._watched.get(w.reader.session_id) is w:
+                    self._due.add(w.reader.session_id)
+            if done:
+                self._changed.set()
+            await asyncio.sleep(0)
+
     async def events(self) -> AsyncGenerator[list[Event], None]:
-        """Yield batches of events, forever; the watch follows the watched set's folders."""
+        """Yield batches of events, forever; the watch follows the watched set's folders.
+
+        A big file is read tail first (its state and last answer at once); its history is summed
+        in the background and its totals come with a later batch. A file's snapshot becomes
+        storable (checkpoint) once the batch holding its events was taken and the next asked
+        for: the consumer stores a batch before it asks for the next."""
+        backfill = asyncio.create_task(self._backfill())
+        try:
+            async for batch in self._events():
+                yield batch
+        finally:
+            backfill.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await backfill
+
+    async def _events(self) -> AsyncGenerator[list[Event], None]:
         async for changes in watch_dirs(
             self._dirs,
             name="transcript",
@@ -199,11 +494,22 @@ class TranscriptTailer:
             # watched (re-check all: an unchanged file costs a stat).
             # A file's new folder counts as its change: under a recursive watch, what the file
             # got before its folder was watched too is read then.
+            # An empty set from a finished history (not a quiet spell, not a new watch) reads
+            # only the files whose history is ready.
+            everything = changes is None or (not changes and (self._all or not self._due))
+            due, self._due = self._due, set()
+            if everything:
+                self._all = False
             targets = {
                 sid: w
                 for sid, w in self._watched.items()
-                if not changes or str(w.path) in changes or str(w.path.parent) in changes
+                if everything
+                or sid in due
+                or (changes and (str(w.path) in changes or str(w.path.parent) in changes))
             }
             if batch := await self._read(targets):
                 yield batch
                 del batch  # a catch-up batch can be huge: not kept while we wait
+            for w in targets.values():
+                if w.snap is not None:
+                    w.safe, w.snap = w.snap, None
