@@ -31,7 +31,7 @@ from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
 from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest
-from tests.support import Daemon, free_port, settings_for, wait_for
+from tests.support import Daemon, free_port, settings_for
 
 PUBLIC = {Endpoint("http", "GET", "/api/health"), Endpoint("mount", "MOUNT", "/static")}
 EVIL = "http://evil.example"
@@ -457,7 +457,7 @@ def mode(path: Path) -> int:
 
 def test_home_0700_and_secrets_0600(daemon: Daemon) -> None:
     home = daemon.home
-    wait_for(lambda: (home / "vapid_private.pem").exists())
+    assert daemon.api("GET", "/api/push/key")["key"]  # the push key is made when first asked for
     assert mode(home) == 0o700
     for name in ("token", "auth-header", "vapid_private.pem", "port"):
         assert mode(home / name) == 0o600, name
