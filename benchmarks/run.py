@@ -530,44 +530,73 @@ def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
             )
     if st["rss_peak"].median > 100 * mb:
         causes.append(
-            f"Memory: a daemon with nothing to follow already has "
-            f"{r.empty_rss / mb:.0f} MB resident (Python with FastAPI, uvicorn, pydantic, "
-            "cryptography, requests and pywebpush loaded); the rest is what reading the "
-            "transcripts leaves (per-message token counts kept for de-duplication, the "
-            "event ids remembered against replays, the sessions' recent events) and what "
-            "the allocator keeps after the start-up peak."
+            f"Memory: a daemon with nothing to follow has {r.empty_rss / mb:.0f} MB resident "
+            "(Python with FastAPI, uvicorn and pydantic; push and Redis load only when used); "
+            "the rest is what following the sessions holds (see where, below) and what the "
+            "allocator keeps after the start-up peak."
         )
     if st["idle_cpu"].median > 0.01:
         causes.append(
-            f"Idle CPU: a daemon with nothing to follow already uses "
-            f"{r.empty_idle_cpu * 100:.2f} % of a core while idle: its file watchers "
-            "(watchfiles wakes every 10 ms and takes the GIL, whether or not anything "
-            "changed), its timers and its process-table walk. On top of that comes the "
-            "periodic work below, measured on its own in the same world; the process-table "
-            "walk grows with every process on the machine, not only Claude's."
+            f"Idle CPU: a daemon with nothing to follow uses {r.empty_idle_cpu * 100:.2f} % of "
+            "a core while idle. Nothing in it ticks on a short period any more (inotify, pidfds "
+            "and a tmux control client tell it of changes); what remains are the safety-net "
+            "polls below, which start often after a start and back off while they find nothing."
         )
     if causes:
         sec.lines += ["", "**Why goals are missed.**", "", *(f"- {c}" for c in causes)]
     if r.idle_parts:
-        total = sum(ms_ / every / 10 for ms_, every in r.idle_parts.values())
+        first = sum(ms_ / every / 10 for ms_, every, _ in r.idle_parts.values())
+        later = sum(ms_ / every / 10 for ms_, _, every in r.idle_parts.values())
         sec.lines += [
             "",
-            "What the daemon repeats while idle, each part timed on its own in the benchmark "
-            f"process on the same world ({r.processes} processes on the machine); CPU per round "
-            "÷ the interval = its share of a core:",
+            "The safety-net polls, each timed on its own in the benchmark process on the same "
+            f"world ({r.processes} processes on the machine); CPU per round ÷ the interval = its "
+            "share of a core, at the first interval (right after a start or a change) and once "
+            "it has backed off (nothing changed for a few minutes):",
             "",
             *table(
-                ["periodic work", "CPU ms per round", "every", "% of a core"],
                 [
-                    [name, f"{ms_:.1f}", f"{every:g} s", f"{ms_ / every / 10:.2f}"]
-                    for name, (ms_, every) in r.idle_parts.items()
+                    "safety-net poll",
+                    "CPU ms per round",
+                    "every: first / backed off",
+                    "% of a core: first / backed off",
+                ],
+                [
+                    [
+                        name,
+                        f"{ms_:.1f}",
+                        f"{a:g} s / {b:g} s",
+                        f"{ms_ / a / 10:.2f} / {ms_ / b / 10:.3f}",
+                    ]
+                    for name, (ms_, a, b) in r.idle_parts.items()
                 ]
-                + [["sum", "", "", f"{total:.2f}"]],
+                + [["sum", "", "", f"{first:.2f} / {later:.3f}"]],
             ),
             "",
-            "The rest is the event loop's own wake-ups: the two file watchers (watchfiles wakes "
-            "every 10 ms to look for changes), uvicorn's 10 Hz tick, the recovery and spool "
-            "timers.",
+            "The idle spell above starts 3 s after the histories are summed, so it includes "
+            "the first, frequent rounds of these polls.",
+        ]
+    if r.memory:
+        sec.lines += [
+            "",
+            "Where the memory is: a further start on the same database with "
+            "`PYTHONTRACEMALLOC=1`, read from `GET /api/debug/memory` once its sessions were "
+            f"complete ({r.memory['rss_bytes'] / mb:.0f} MB resident, "
+            f"{r.memory['traced']['current_bytes'] / mb:.1f} MB allocated by Python code and "
+            "traced; the rest is the interpreter, C extensions' own allocations and the "
+            "allocator's free space). The largest, by package:",
+            "",
+            *table(
+                ["package", "MB"],
+                [
+                    [f"`{p['package']}`", f"{p['bytes'] / mb:.1f}"]
+                    for p in r.memory["packages"][:12]
+                ],
+            ),
+            "",
+            "The largest single sites: "
+            + "; ".join(f"`{t['where']}` {t['bytes'] / mb:.1f} MB" for t in r.memory["top"][:6])
+            + ".",
         ]
     sec.summary += [
         [

@@ -408,8 +408,10 @@ class ScaleResult:
     live_bytes: int = 0  # the followed transcripts' total size
     empty_rss: float = float("nan")  # a daemon with an empty Claude dir, for comparison
     empty_idle_cpu: float = float("nan")
-    idle_parts: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """What the daemon repeats while idle: name -> (ms of CPU per round, seconds between)."""
+    idle_parts: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """The safety-net polls: name -> (ms of CPU per round, seconds between at first, backed off)."""
+    memory: dict[str, Any] | None = None
+    """GET /api/debug/memory of a traced start (PYTHONTRACEMALLOC=1) once complete."""
     restart: ScaleRun | None = None
     """A start on the first start's database (its stored transcript offsets)."""
 
@@ -426,6 +428,7 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
     try:
         runs = [one_start(root / "scale", f"start-{i}", world, size) for i in range(size.runs)]
         restart = one_start(root / "scale", "start-0", world, size)
+        memory = traced_start(root / "scale", "start-0", world)
         parts = idle_parts(world, transcripts)
         nprocs = len(psutil.pids())
     finally:
@@ -445,7 +448,25 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
         empty_rss=empty_rss,
         empty_idle_cpu=empty_cpu,
         restart=restart,
+        memory=memory,
     )
+
+
+def traced_start(run_dir: Path, name: str, world: World) -> dict[str, Any]:
+    """Where the memory is: a start with tracemalloc on, its /api/debug/memory once complete."""
+    daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
+    daemon.env_extra.update(TMUX_TMPDIR=str(world.tmux_tmpdir), PYTHONTRACEMALLOC="1")
+    daemon.spawn(log_path=daemon.home.parent / "daemon-traced.log")
+    try:
+        _wait_healthy(daemon, timeout=120)
+        asyncio.run(_follow(daemon, world, time.perf_counter(), timeout=600))
+        _summed(daemon)
+        report: dict[str, Any] = api(daemon, "/api/debug/memory?top=30")
+        if not report.get("tracing"):
+            raise RuntimeError(f"the traced daemon does not trace: {report}")
+        return report
+    finally:
+        daemon.stop()
 
 
 def empty_daemon(root: Path, idle: float) -> tuple[float, float]:
@@ -480,8 +501,12 @@ def _cpu_ms(fn: Any, n: int = 10, children: bool = False) -> float:
     return (now() - t0) / n * 1000
 
 
-def idle_parts(world: World, transcripts: list[Transcript]) -> dict[str, tuple[float, float]]:
-    """The daemon's periodic work, timed here on the same world (explains its idle CPU)."""
+def idle_parts(
+    world: World, transcripts: list[Transcript]
+) -> dict[str, tuple[float, float, float]]:
+    """The daemon's safety-net polls, timed here on the same world (explains its idle CPU):
+    name -> (ms of CPU per round, seconds between rounds at first, once nothing changes)."""
+    from purplemux.parts.sources import MAX_POLL_INTERVAL
     from purplemux.settings import Settings
     from purplemux.sources import processes
     from purplemux.sources.claude_sessions import SessionFileWatcher
@@ -491,6 +516,7 @@ def idle_parts(world: World, transcripts: list[Transcript]) -> dict[str, tuple[f
         _read_new,
         _Watched,
     )
+    from purplemux.sources.watch import MAX_RECHECK_MS
 
     poll = Settings(home=world.claude_dir, claude_dir=world.claude_dir).poll_interval
     socket = world.tmux_tmpdir / f"tmux-{os.getuid()}" / "default"
@@ -504,22 +530,27 @@ def idle_parts(world: World, transcripts: list[Transcript]) -> dict[str, tuple[f
         w.reader.offset = w.reader.size
         w.fresh = False  # read already: the re-check only looks for more
         followed.append(w)
+    settled = MAX_RECHECK_MS / 1000
     return {
         f"walk of the process table ({len(psutil.pids())} processes)": (
             _cpu_ms(processes.snapshot),
             poll,
+            max(poll, MAX_POLL_INTERVAL),
         ),
         f"rescan of {len(list((world.claude_dir / 'sessions').iterdir()))} session files": (
             _cpu_ms(watcher._update),
             watcher.rescan_ms / 1000,
+            settled,
         ),
         f"re-check of the {len(followed)} followed transcripts": (
             _cpu_ms(lambda: [_read_new(w) for w in followed]),
             TranscriptTailer().recheck_ms / 1000,
+            settled,
         ),
-        "`tmux list-panes` (the tmux client it runs)": (
+        "`tmux list-panes` (with each walk: the tmux client it runs)": (
             _cpu_ms(lambda: processes.list_panes(str(socket)), children=True),
             poll,
+            max(poll, MAX_POLL_INTERVAL),
         ),
     }
 

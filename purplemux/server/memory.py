@@ -44,6 +44,8 @@ def _short(filename: str) -> str:
 
 def _package(where: str) -> str:
     """purplemux/sources/x.py → purplemux.sources; fastapi/routing.py → fastapi."""
+    if where.startswith("<frozen importlib"):
+        return "(module code: what imports loaded)"
     parts = where.split("/")
     if parts[0] == "purplemux" and len(parts) > 2:
         return ".".join(parts[:2])
