@@ -40,7 +40,7 @@ REGISTER = """async () => {
 }"""
 
 
-def poll(page: Page, probe: Callable[[], T | None], timeout: float = 5.0) -> T:
+def poll(page: Page, probe: Callable[[], T | None], timeout: float = 15.0) -> T:
     """Call `probe` until it returns something truthy (letting the browser's events run)."""
     deadline = time.monotonic() + timeout
     while True:
