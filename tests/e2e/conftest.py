@@ -350,9 +350,14 @@ class FeedRecorder:
         return seen
 
     def removed(self, session_id: str, since: int = 0) -> FeedMessage | None:
+        """The first ``sessions`` message from ``since`` on that removes the session's row."""
         for index, msg in enumerate(self.messages()):
             data = msg.data
-            if index >= since and data.get("type") == "removed" and data.get("id") == session_id:
+            if (
+                index >= since
+                and data.get("type") == "sessions"
+                and session_id in (data.get("removed") or [])
+            ):
                 return msg
         return None
 
