@@ -268,6 +268,7 @@ def show_dashboard(page: Page) -> None:
 
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
     page.locator("details.ended summary").click()
+    page.evaluate("window.scrollTo(0, 0)")  # the click scrolled to the summary: the page's top
 
 
 def stage(d: Daemon) -> Callable[[Page], None]:
