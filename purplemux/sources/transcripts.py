@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import re
 import time
@@ -52,7 +53,8 @@ TAIL_MAX = 4 * MAX_LINE
 HISTORY_CHUNK = 1 << 20
 """Bytes of history summed per step in the background, between which live reads go first."""
 HISTORY_AFTER = 0.5
-"""Seconds with no first read (tail, resume) before histories are summed: tails come first."""
+"""Seconds with no first read (tail, resume) before histories are summed: tails come first.
+A first read counts from when its events were handed on (the engine stored them)."""
 
 
 @dataclass
@@ -452,7 +454,7 @@ class TranscriptTailer:
                 continue
             wait = self._first_read_at + HISTORY_AFTER - time.monotonic()
             if wait > 0:
-                await asyncio.sleep(wait)
+                await asyncio.sleep(min(wait, HISTORY_AFTER))
                 continue
             todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
             done = await asyncio.to_thread(self._sum, todo)
@@ -507,9 +509,18 @@ class TranscriptTailer:
                 or sid in due
                 or (changes and (str(w.path) in changes or str(w.path.parent) in changes))
             }
+            fresh = [w for w in targets.values() if w.fresh]
             if batch := await self._read(targets):
+                # A first read's events count as read once handed on (stored, sent): until then
+                # no history is summed, so summing does not slow the engine taking the tails
+                # (hundreds of them at a start); the quiet spell counts from then.
+                first = any(not w.fresh for w in fresh)
+                if first:
+                    self._first_read_at = math.inf
                 yield batch
                 del batch  # a catch-up batch can be huge: not kept while we wait
+                if first:
+                    self._first_read_at = time.monotonic()
             for w in targets.values():
                 if w.snap is not None:
                     w.safe, w.snap = w.snap, None

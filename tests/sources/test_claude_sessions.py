@@ -18,6 +18,7 @@ from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaitin
 from purplemux.sources.claude_sessions import (
     SessionFile,
     SessionFileWatcher,
+    _alive,
     is_same_process,
     parse_session_file,
     status_event,
@@ -155,6 +156,31 @@ def test_same_process_and_pid_reuse(child: subprocess.Popen[bytes]) -> None:
     child.kill()
     child.wait()
     assert not is_same_process(mine, proc)  # gone
+
+
+def test_alive_says_what_is_same_process_says(child: subprocess.Popen[bytes]) -> None:
+    """The watcher's check of a file's writer (one /proc read when procStart is there)."""
+    ticks = start_ticks(child.pid)
+    created = psutil.Process(child.pid).create_time()
+    files = [
+        SessionFile(pid=child.pid, session_id="s", proc_start=ticks),
+        SessionFile(pid=child.pid, session_id="s", proc_start=str(int(ticks or 0) - 500)),
+        SessionFile(pid=child.pid, session_id="s", proc_start="?", started_at=created - 60),
+        SessionFile(pid=child.pid, session_id="s", started_at=created + 1),
+        SessionFile(pid=child.pid, session_id="s"),
+    ]
+
+    def same(sf: SessionFile) -> bool:
+        try:
+            return is_same_process(sf, psutil.Process(sf.pid))
+        except psutil.Error:
+            return False
+
+    assert [_alive(sf) for sf in files] == [same(sf) for sf in files]
+    assert [_alive(sf) for sf in files] == [True, False, False, True, True]
+    child.kill()
+    child.wait()
+    assert [_alive(sf) for sf in files] == [same(sf) for sf in files] == [False] * 5  # gone
 
 
 def test_scan(tmp_path: Path, samples: Path) -> None:

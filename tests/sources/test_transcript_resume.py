@@ -13,6 +13,7 @@ import pytest
 from purplemux.events import Event, TranscriptFacts
 from purplemux.model import Session
 from purplemux.sources.transcripts import (
+    HISTORY_AFTER,
     TAIL_FIRST,
     TAIL_START,
     TranscriptReader,
@@ -174,6 +175,34 @@ async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: 
         await follow.until(lambda: totals(follow.events).tokens == whole(data + more).tokens)  # type: ignore[union-attr]
     finally:
         await follow.close()
+
+
+@pytest.mark.asyncio
+async def test_histories_wait_until_the_tails_events_are_handed_on(tmp_path: Path) -> None:
+    """No history is summed while the batch of first reads is still with its consumer (the
+    engine storing hundreds of tails at a start): summing would only slow it down."""
+    data, _ = turns(400, seed=3)
+    assert len(data) > 8 * TAIL_FIRST
+    for sid in ("a", "b"):
+        (tmp_path / f"{sid}.jsonl").write_bytes(data)
+    tailer = TranscriptTailer(recheck_ms=60_000)
+    for sid in ("a", "b"):
+        tailer.watch(sid, tmp_path / f"{sid}.jsonl")
+    agen = tailer.events()
+    try:
+        first = await agen.__anext__()  # both tails; not handed on yet
+        assert {e.session_id for e in first} == {"a", "b"} and totals(first) is None
+        assert tailer.stats.backfill_pending == 2
+        await asyncio.sleep(3 * HISTORY_AFTER)  # the consumer is slow
+        assert tailer.stats.history_bytes == 0  # nothing summed meanwhile
+        # Handed on (the next batch asked for): the histories are summed, the totals follow.
+        later: list[Event] = []
+        while tailer.stats.backfill_pending or not totals(later):
+            later += await asyncio.wait_for(agen.__anext__(), 20)
+        assert tailer.stats.history_bytes > 0
+        assert totals(later).tokens == whole(data).tokens  # type: ignore[union-attr]
+    finally:
+        await agen.aclose()
 
 
 @pytest.mark.asyncio
