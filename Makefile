@@ -41,6 +41,8 @@ mutation: setup
 bench: test-deps
 	rm -f benchmarks/results/e2e-latencies.json
 	$(BIN)/python -m pytest -q -m e2e tests/e2e/test_daemon_e2e.py
+	# Bytecode, as a pip-installed daemon has it (each benchmark start would compile otherwise).
+	$(BIN)/python -m compileall -q purplemux
 	$(BIN)/python -m benchmarks.run
 
 screenshot: test-deps

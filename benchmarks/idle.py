@@ -20,6 +20,7 @@ import argparse
 import http.client
 import json
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -188,6 +189,8 @@ def export(ref: str, into: Path) -> Path:
         ["git", "-C", str(REPO), "archive", ref], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    # Bytecode, as an installed daemon has it (this tree's is compiled by `make bench`).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into / "purplemux")], check=True)
     return into
 
 
