@@ -56,12 +56,14 @@ async def run(socket: str | None, *args: str, timeout: float = TIMEOUT) -> str:
         raise TmuxError(f"cannot run tmux: {exc}") from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError):
+    except (TimeoutError, asyncio.CancelledError) as exc:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         with contextlib.suppress(Exception):
             await asyncio.shield(proc.communicate())
+        if isinstance(exc, asyncio.CancelledError):
+            raise  # the caller is being stopped: not a tmux error to handle and go on from
         raise TmuxError(f"tmux {args[0]} did not answer within {timeout:.0f}s") from None
     if proc.returncode != 0:
         reason = err.decode(errors="replace").strip() or f"exit {proc.returncode}"

@@ -41,3 +41,27 @@ def test_a_part_that_raises_is_logged_and_restarted(
     assert "restarting it in 0.5s" in first.getMessage()
     assert "restarting it in 1.0s" in second.getMessage()  # backoff doubles
     assert runs == [1, 2, 3]
+
+
+def test_a_part_that_turns_its_cancellation_into_an_error_is_not_run_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Like a tmux call that reported its cancellation as a failure: stopping still stops."""
+    runs: list[int] = []
+
+    async def converts(rt: Runtime) -> None:
+        runs.append(1)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("tmux did not answer") from None
+
+    caplog.set_level(logging.INFO, logger="purplemux")
+    with TestClient(create_app(settings_for(tmp_path), components=[converts])):
+        wait_for(lambda: runs == [1], timeout=10)
+    assert runs == [1]  # not restarted once the daemon was stopping
+    assert any(
+        "converts ended with RuntimeError while stopping" in r.getMessage() for r in caplog.records
+    )
+    assert not any("converts crashed" in r.getMessage() for r in caplog.records)
+

@@ -63,6 +63,12 @@ class Supervisor:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # Stopping: a part that turned its cancellation into an error is not run
+                    # again (it would run until the daemon is killed).
+                    log.info("%s ended with %s while stopping", name, type(exc).__name__)
+                    raise asyncio.CancelledError from exc
                 crash.count += 1
                 if loop.time() - began >= self.healthy_after:
                     delay = self.backoff_start
@@ -79,10 +85,18 @@ class Supervisor:
             delay = min(delay * 2, self.backoff_max)
 
     async def stop(self, timeout: float = 2.0) -> None:
-        """Cancel every part and wait (a bounded time) for each to clean up."""
+        """Cancel every part and give them `timeout` seconds, together, to clean up; one that
+        takes longer is named in the log (the lifespan goes on closing the engine and store)."""
         for task in self._tasks:
             task.cancel()
+        if self._tasks:
+            _, late = await asyncio.wait(self._tasks, timeout=timeout)
+            for task in late:
+                log.warning(
+                    "%s did not stop within %.0fs; stopping without it", task.get_name(), timeout
+                )
         for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(task, timeout)
+            if task.done() and not task.cancelled():
+                with contextlib.suppress(Exception):
+                    task.result()  # retrieved: no "exception was never retrieved" at exit
         self._tasks.clear()

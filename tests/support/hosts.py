@@ -103,7 +103,8 @@ def stop_all(daemons: list[Daemon]) -> None:
     for d in daemons:
         if d.proc and d.proc.poll() is None:
             d.proc.send_signal(signal.SIGTERM)
-    for d in daemons:
+    hung: list[str] = []
+    for d in daemons:  # every one waited for (or killed) before a hang is reported
         if d.proc is None:
             continue
         try:
@@ -111,7 +112,9 @@ def stop_all(daemons: list[Daemon]) -> None:
         except subprocess.TimeoutExpired:
             d.proc.kill()
             d.proc.wait(timeout=10)
-            raise AssertionError(f"a daemon did not stop on SIGTERM: {d.logs()[-2000:]}") from None
+            hung.append(d.logs()[-2000:])
+    if hung:
+        raise AssertionError(f"{len(hung)} daemon(s) did not stop on SIGTERM: {hung}")
 
 
 def post_hook(d: Daemon, payload: dict[str, Any], pane: str | None = None) -> None:
