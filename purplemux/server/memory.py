@@ -22,16 +22,18 @@ TOP = 25
 NOT_TRACING = "allocation sites need a daemon started with PYTHONTRACEMALLOC=1"
 
 
-def _status_bytes(field: str) -> int | None:
-    """A `VmRSS:`-style line of /proc/self/status, in bytes (None off Linux)."""
+def _status_bytes(*fields: str) -> dict[str, int]:
+    """`VmRSS:`-style lines of /proc/self/status, in bytes, from one read (empty off Linux)."""
     try:
         text = Path("/proc/self/status").read_text()
     except OSError:
-        return None
+        return {}
+    found = {}
     for line in text.splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    return None
+        name, _, value = line.partition(":")
+        if name in fields:
+            found[name] = int(value.split()[0]) * 1024
+    return found
 
 
 def _short(filename: str) -> str:
@@ -54,9 +56,13 @@ def _package(where: str) -> str:
 
 def report(top: int = TOP) -> dict[str, Any]:
     """The memory figures; `traced` and `top` only while tracemalloc traces."""
+    vm = _status_bytes("VmRSS", "VmHWM")
+    rss = vm.get("VmRSS")
+    peak = vm.get("VmHWM")
     body: dict[str, Any] = {
-        "rss_bytes": _status_bytes("VmRSS"),
-        "peak_rss_bytes": _status_bytes("VmHWM"),
+        "rss_bytes": rss,
+        # The kernel updates the high-water mark lazily: it can trail the current size.
+        "peak_rss_bytes": max(peak, rss) if peak is not None and rss is not None else peak,
         "tracing": tracemalloc.is_tracing(),
     }
     if not tracemalloc.is_tracing():
