@@ -386,8 +386,10 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
             f"concurrency {panes.concurrency}, each session reporting a pane on a tmux server "
             f"the daemon cannot reach: {panes.rate:,.0f} events/s stored "
             f"({panes.cpu_per_event:,.0f} µs of daemon CPU per event, lost {panes.lost}). The "
-            "difference is the pane marker, which runs a `tmux set-option` process for each "
-            "change of a pane's state (and retries a server that did not answer on the next one)."
+            "difference is the pane marker: no control client can attach to such a server, so "
+            "it runs a `tmux set-option` process for each change of a pane's state (and "
+            "retries a server that did not answer on the next one); section 10 has the cost "
+            "with a reachable server."
         )
     best = max(r.rate_stats(c).median for c in by)
     if best < 3000:
@@ -761,6 +763,8 @@ def section_idle(root: Path, sizes: Sizes) -> Section:
     cpu, pane, plain = figures["this"]
     b_cpu, b_pane, b_plain = figures["baseline"]
     ratio = pane / plain
+    if causes := idle_causes(cpu, pane, plain, b_plain):
+        sec.lines += ["", "**Why goals are missed.**", "", *(f"- {c}" for c in causes)]
     sec.summary += [
         [
             "10",
@@ -844,6 +848,31 @@ def section_restart(root: Path, sizes: Sizes, cache: Path) -> Section:
             "appended since its stored offset, a fresh start the file's tail.",
         ]
     return sec
+
+
+def idle_causes(cpu: float, pane: float, plain: float, b_plain: float) -> list[str]:
+    """Section 10's misses and their causes, from its figures (µs per event, % of a core)."""
+    causes = []
+    if cpu > 0.2:
+        causes.append(
+            f"Idle CPU ({cpu:.2f} %): nothing in the daemon ticks on a short period (inotify, "
+            "pidfds and a tmux control client report changes), but the idle spell starts 3 s "
+            "after the sessions are placed, while the safety-net polls still run at their first "
+            "intervals (the process-table walk with `tmux list-panes` after 3, 6, 12 and 24 s, "
+            "backing off to 60 s; the session-file and transcript re-checks likewise). Section 4 "
+            "times each poll per round and gives their share of a core at both intervals."
+        )
+    if pane / plain > 1.5:
+        causes.append(
+            f"Per event with a pane ({pane / plain:.2f}×): writing the pane's mark through the "
+            f"tmux control client costs {pane - plain:,.0f} µs of CPU per change (the daemon's "
+            "command and the reply, plus the `tmux -C` client it runs, which is counted with "
+            "it), against an event without a pane that the ingest changes of issue 14 made "
+            f"cheaper ({b_plain:,.0f} µs in the baseline, {plain:,.0f} µs here). The mark is "
+            "one line on the client's stdin; what remains is tmux's own handling and the "
+            "daemon's side of the exchange."
+        )
+    return causes
 
 
 # --- 6. end-to-end latencies -------------------------------------------------------------------
