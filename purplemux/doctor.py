@@ -306,7 +306,7 @@ def check_push_keys(settings: Settings) -> Check:
             "push keys",
             "warn",
             f"{path} does not exist yet",
-            "it is made when the daemon first starts Web Push",
+            "it is made when a page first asks for notifications",
         )
     if mode is not None and mode & 0o077:
         return Check(

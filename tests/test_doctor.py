@@ -62,7 +62,7 @@ def test_token_check(tmp_path: Path) -> None:
 def test_push_key_check(tmp_path: Path) -> None:
     s = settings_for(tmp_path)
     check = doctor.check_push_keys(s)
-    assert check.level == "warn" and "first starts" in check.fix
+    assert check.level == "warn" and "first asks for notifications" in check.fix
     key = private(s.home / "vapid_private.pem", "k", 0o640)
     assert doctor.check_push_keys(s).level == "fail"
     key.chmod(0o600)
