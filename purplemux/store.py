@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from purplemux.events import Event
 from purplemux.model import Session
@@ -22,7 +23,7 @@ READER_WAIT = 0.1
 """Seconds the event loop's read-only connection waits for a lock before the store thread is
 asked instead."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -85,6 +86,18 @@ MIGRATIONS: dict[int, str] = {
         state TEXT NOT NULL,
         updated_at REAL NOT NULL
     );
+    """,
+    # A subscription as a device the user can see (the settings view): a short id for the API,
+    # a name from the browser's User-Agent, the last delivery and its result, and when the push
+    # service said it is gone (kept, marked, so the list can say so; no more sends to it).
+    5: """
+    ALTER TABLE push_subscriptions ADD COLUMN id TEXT;
+    ALTER TABLE push_subscriptions ADD COLUMN name TEXT NOT NULL DEFAULT 'a browser';
+    ALTER TABLE push_subscriptions ADD COLUMN last_at REAL;
+    ALTER TABLE push_subscriptions ADD COLUMN last_result TEXT;
+    ALTER TABLE push_subscriptions ADD COLUMN gone_at REAL;
+    UPDATE push_subscriptions SET id = lower(hex(randomblob(6))) WHERE id IS NULL;
+    CREATE UNIQUE INDEX push_subscriptions_by_id ON push_subscriptions (id);
     """,
 }
 """Each step runs once, in order, keyed by PRAGMA user_version. The usage table keeps, per
@@ -425,22 +438,83 @@ class Store:
     """Grows with every change of the push subscriptions (a reader's cache of them is current
     while it holds the same number)."""
 
-    def add_subscription(self, sub: dict[str, Any]) -> None:
+    def add_subscription(self, sub: dict[str, Any], name: str = "a browser") -> str:
+        """Keep (or renew) a subscription; its id. Renewing one the push service had dropped
+        makes it live again."""
         self.subscriptions_version += 1
         self.db.execute(
-            "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data",
-            (sub["endpoint"], json.dumps(sub), time.time()),
+            "INSERT INTO push_subscriptions (endpoint, data, created_at, id, name)"
+            " VALUES (?, ?, ?, lower(hex(randomblob(6))), ?)"
+            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data, name=excluded.name,"
+            " gone_at=NULL",
+            (sub["endpoint"], json.dumps(sub), time.time(), name),
         )
+        row = self.db.execute(
+            "SELECT id FROM push_subscriptions WHERE endpoint = ?", (sub["endpoint"],)
+        ).fetchone()
+        return str(row[0])
 
     def remove_subscription(self, endpoint: str) -> bool:
         self.subscriptions_version += 1
         cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
         return cur.rowcount > 0
 
+    def remove_device(self, device_id: str) -> bool:
+        """Forget one subscription by its id (the settings view's Remove)."""
+        self.subscriptions_version += 1
+        cur = self.db.execute("DELETE FROM push_subscriptions WHERE id = ?", (device_id,))
+        return cur.rowcount > 0
+
+    def mark_gone(self, endpoint: str, result: str) -> bool:
+        """The push service said this subscription is gone (404/410): no more sends to it; it
+        stays listed, marked, until the user removes it."""
+        self.subscriptions_version += 1
+        now = time.time()
+        cur = self.db.execute(
+            "UPDATE push_subscriptions SET gone_at = ?, last_at = ?, last_result = ?"
+            " WHERE endpoint = ?",
+            (now, now, result, endpoint),
+        )
+        return cur.rowcount > 0
+
+    def record_deliveries(self, results: dict[str, str], at: float) -> None:
+        """The result of the last send to each endpoint ("delivered", "http 500", …)."""
+        self.db.executemany(
+            "UPDATE push_subscriptions SET last_at = ?, last_result = ? WHERE endpoint = ?",
+            [(at, result, endpoint) for endpoint, result in results.items()],
+        )
+
     def list_subscriptions(self) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT data FROM push_subscriptions ORDER BY created_at")
+        """The live subscriptions (the ones the push service has not dropped), oldest first."""
+        rows = self.db.execute(
+            "SELECT data FROM push_subscriptions WHERE gone_at IS NULL ORDER BY created_at"
+        )
         return [json.loads(r[0]) for r in rows]
+
+    def subscription(self, device_id: str) -> dict[str, Any] | None:
+        """One live subscription's JSON by its id; None when unknown or gone."""
+        row = self.db.execute(
+            "SELECT data FROM push_subscriptions WHERE id = ? AND gone_at IS NULL", (device_id,)
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Every subscription as the settings view lists it: no keys, only the endpoint's host."""
+        rows = self.db.execute(
+            "SELECT id, name, endpoint, created_at, last_at, last_result, gone_at"
+            " FROM push_subscriptions ORDER BY created_at"
+        )
+        return [
+            {
+                "id": r[0],
+                "name": r[1],
+                "push_service": urlsplit(r[2]).hostname or "",
+                "added_at": r[3],
+                "last": None if r[4] is None else {"at": r[4], "result": r[5]},
+                "gone_at": r[6],
+            }
+            for r in rows
+        ]
 
     def versioned_subscriptions(self) -> tuple[int, list[dict[str, Any]]]:
         """The subscriptions with the version they are of (see subscriptions_version)."""

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -39,7 +39,12 @@ class SubscriptionStore(Protocol):
         ...
 
     def remove_subscription(self, endpoint: str) -> bool | Awaitable[bool]:
-        """Forget one subscription; True if it was there."""
+        """The push service said this subscription is gone (404/410): no more sends to it."""
+        ...
+
+    def record_deliveries(self, results: dict[str, str]) -> Awaitable[None] | None:
+        """What the last send to each endpoint gave ("delivered", "http 500", "gone (http
+        410)", …), for the devices list."""
         ...
 
 
@@ -57,6 +62,8 @@ class SendReport:
     delivered: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
+    results: dict[str, str] = field(default_factory=dict)
+    """Per endpoint, what happened, in words ("delivered", "http 500", "gone (http 410)")."""
 
     @property
     def ok(self) -> bool:
@@ -111,10 +118,16 @@ class WebPushSender:
         self._http_lock = threading.Lock()
         self._failing: set[str] = set()
 
-    async def send(self, payload: dict[str, Any], urgency: str = "normal") -> SendReport:
-        """Deliver `payload` to all subscriptions; 404/410 answers remove the subscription."""
+    async def send(
+        self,
+        payload: dict[str, Any],
+        urgency: str = "normal",
+        to: list[dict[str, Any]] | None = None,
+    ) -> SendReport:
+        """Deliver `payload` to all subscriptions (or only those `to`); 404/410 answers end the
+        subscription."""
         try:
-            subscriptions = await _resolve(self.store.list_subscriptions())
+            subscriptions = await _resolve(self.store.list_subscriptions()) if to is None else to
             if not subscriptions:
                 return SendReport()
             keys = await self.keys()
@@ -128,21 +141,31 @@ class WebPushSender:
         except Exception:
             log.exception("web push send failed")
             return SendReport()
-        delivered, removed, failed = [], [], []
+        delivered: list[str] = []
+        removed: list[str] = []
+        failed: list[str] = []
+        results: dict[str, str] = {}
         for sub, outcome in zip(subscriptions, outcomes, strict=True):
             endpoint = str(sub.get("endpoint", ""))
-            if outcome is _Outcome.DELIVERED:
-                delivered.append(endpoint)
-            elif outcome is _Outcome.GONE:
-                removed.append(endpoint)
-            elif outcome is _Outcome.FAILED or isinstance(outcome, asyncio.CancelledError):
-                failed.append(endpoint)  # a CancelledError here: close() dropped a queued POST
+            if isinstance(outcome, tuple):
+                kind, results[endpoint] = outcome
+                {_Outcome.DELIVERED: delivered, _Outcome.GONE: removed}.get(kind, failed).append(
+                    endpoint
+                )
+            elif isinstance(outcome, asyncio.CancelledError):
+                failed.append(endpoint)  # close() dropped a queued POST
+                results[endpoint] = "not sent (stopping)"
             elif isinstance(outcome, Exception):
                 log.error("web push to %s broke: %r", _short(endpoint), outcome)
                 failed.append(endpoint)
+                results[endpoint] = f"failed: {type(outcome).__name__}"
             else:
                 raise outcome  # KeyboardInterrupt and the like are not ours to swallow
-        return SendReport(tuple(delivered), tuple(removed), tuple(failed))
+        try:
+            await _resolve(self.store.record_deliveries(results))
+        except Exception:
+            log.exception("could not record push delivery results")
+        return SendReport(tuple(delivered), tuple(removed), tuple(failed), results)
 
     async def keys(self) -> VapidKeys:
         """The signing keys; a getter given instead is called by the first send to someone (so
@@ -178,44 +201,47 @@ class WebPushSender:
 
     async def _deliver(
         self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
-    ) -> _Outcome:
+    ) -> tuple[_Outcome, str]:
         """One subscription, in the order sends were made (a phone shows the newest on top)."""
         endpoint = str(sub.get("endpoint", ""))
         lock = self._in_order.setdefault(endpoint, asyncio.Lock())  # FIFO: first come, first sent
         async with lock:
             outcome = await self._try(keys, sub, data, headers)
-        if outcome is _Outcome.GONE:
+        if outcome[0] is _Outcome.GONE:
             self._in_order.pop(endpoint, None)
         return outcome
 
     async def _try(
         self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]
-    ) -> _Outcome:
-        """One subscription: try up to `tries` times with exponential backoff between tries."""
+    ) -> tuple[_Outcome, str]:
+        """One subscription: try up to `tries` times with exponential backoff between tries;
+        the outcome and the result in words."""
         endpoint = str(sub.get("endpoint", ""))
         loop = asyncio.get_running_loop()
+        last = "not sent"
         for attempt in range(self.tries):
             post = self._post
             failure = await loop.run_in_executor(self._executor, post, keys, sub, data, headers)
             if failure is None:
                 self._recovered()
-                return _Outcome.DELIVERED
+                return _Outcome.DELIVERED, "delivered"
             if failure.kind in ("http 404", "http 410"):
                 # The browser unsubscribed or the subscription expired: it never comes back.
                 try:
                     await _resolve(self.store.remove_subscription(endpoint))
                 except Exception:
                     log.exception("could not remove push subscription %s", _short(endpoint))
-                    return _Outcome.FAILED
+                    return _Outcome.FAILED, f"gone ({failure.kind}), not removed"
                 log.info(
                     "removed expired push subscription %s (%s)", _short(endpoint), failure.kind
                 )
-                return _Outcome.GONE
+                return _Outcome.GONE, f"gone ({failure.kind})"
             self._report(failure, endpoint)
+            last = failure.kind
             if not failure.retry or attempt + 1 == self.tries:
                 break
             await asyncio.sleep(self.backoff * 2**attempt)
-        return _Outcome.FAILED
+        return _Outcome.FAILED, f"failed: {last}"
 
     def _post(
         self, keys: VapidKeys, sub: dict[str, Any], data: str, headers: dict[str, str]

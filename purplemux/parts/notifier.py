@@ -26,7 +26,7 @@ PROMPT_WAIT = 5.0
 id); the PermissionRequest hook comes just before the dialog is drawn."""
 
 
-class _Subscriptions:
+class StoredSubscriptions:
     """The sender's view of the store: async calls on the store's own thread; the list is kept
     until the store's subscriptions change (each entry into review or needs-input asks)."""
 
@@ -41,7 +41,13 @@ class _Subscriptions:
         return [dict(sub) for sub in kept[1]]
 
     async def remove_subscription(self, endpoint: str) -> bool:
-        return await self.store.call(lambda s: s.remove_subscription(endpoint))
+        """Gone at the push service: marked, so the devices list can say so."""
+        return await self.store.call(lambda s: s.mark_gone(endpoint, "gone"))
+
+    async def record_deliveries(self, results: dict[str, str]) -> None:
+        if results:
+            at = time.time()
+            await self.store.call(lambda s: s.record_deliveries(results, at))
 
 
 async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
@@ -78,7 +84,7 @@ async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: s
 
 async def notifier(rt: Runtime) -> None:
     """Push and desktop-notify each live entry into needs-input or review, once."""
-    sender = WebPushSender(rt.vapid_keys, _Subscriptions(rt.store))
+    sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt.store))
     policy = PushPolicy(cooldown=rt.settings.push_cooldown)
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()

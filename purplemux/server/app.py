@@ -25,7 +25,7 @@ from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import Part, Supervisor
 from purplemux.paths import web_dir
 from purplemux.runtime import Runtime
-from purplemux.server import act, api, history, memory, notifications, page, stream
+from purplemux.server import act, api, history, memory, notifications, page, stream, webapp
 from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
@@ -92,6 +92,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     app.include_router(page.router)
     app.include_router(history.router)
     app.include_router(notifications.router)
+    app.include_router(webapp.router)  # before /static: its sw.js is stamped
     app.add_middleware(api.HookFastPath)  # innermost: the checks below still run first
     app.add_middleware(SecurityMiddleware)
     app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs

@@ -1,4 +1,4 @@
-"""The Web Push endpoints: the VAPID key, adding and removing subscriptions."""
+"""The Web Push endpoints: the VAPID key, adding, listing, testing and removing subscriptions."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
+from purplemux.notify.devices import TEST_PAYLOAD, device_name
+from purplemux.notify.webpush import WebPushSender
+from purplemux.parts.notifier import StoredSubscriptions
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth
 
@@ -55,8 +58,40 @@ async def add_subscription(
     request: Request, rt: Runtime = Depends(current_runtime)
 ) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
-    await rt.store.call(lambda s: s.add_subscription(sub))
-    return JSONResponse({"ok": True}, status_code=201)
+    name = device_name(request.headers.get("user-agent"))
+    device_id = await rt.store.call(lambda s: s.add_subscription(sub, name))
+    return JSONResponse({"ok": True, "id": device_id, "name": name}, status_code=201)
+
+
+@router.get("/api/push/subscriptions")
+async def list_devices(rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+    """This daemon's subscriptions as devices: name, added, last delivery; no keys, and of the
+    endpoint only the push service's host."""
+    return {"devices": await rt.store.call(lambda s: s.devices())}
+
+
+def _device_id(data: Any) -> str:
+    device_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(device_id, str) or not 0 < len(device_id) <= 64:
+        raise HTTPException(422, 'send {"id": ...} of a device from GET /api/push/subscriptions')
+    return device_id
+
+
+@router.post("/api/push/subscriptions/test")
+async def test_device(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+    """Send a test notification to one device and say what its push service answered; a
+    subscription the service reports gone (404/410) is marked so."""
+    device_id = _device_id(await read_json(request, MAX_SUBSCRIPTION))
+    sub = await rt.store.call(lambda s: s.subscription(device_id))
+    if sub is None:
+        raise HTTPException(404, "no such device (or its push service dropped it already)")
+    sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt.store), tries=1)
+    try:
+        report = await sender.send(dict(TEST_PAYLOAD), "normal", to=[sub])
+    finally:
+        sender.close()
+    result = report.results.get(sub["endpoint"], "not sent")
+    return {"ok": report.ok and not report.removed, "result": result, "gone": bool(report.removed)}
 
 
 @router.delete("/api/push/subscriptions")
@@ -64,9 +99,17 @@ async def remove_subscription(
     request: Request, rt: Runtime = Depends(current_runtime)
 ) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
+    if isinstance(data, dict) and "id" in data:  # the devices view removes by id
+        device_id = _device_id(data)
+        removed = await rt.store.call(lambda s: s.remove_device(device_id))
+        if not removed:
+            raise HTTPException(404, "no such device")
+        return {"ok": True}
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     if not isinstance(endpoint, str) or not _utf8(endpoint):
-        raise HTTPException(422, 'send {"endpoint": ...} of the subscription to remove')
+        raise HTTPException(
+            422, 'send {"endpoint": ...} or {"id": ...} of the subscription to remove'
+        )
     removed = await rt.store.call(lambda s: s.remove_subscription(endpoint))
     if not removed:
         raise HTTPException(404, "no such subscription")

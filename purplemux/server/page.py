@@ -108,9 +108,11 @@ def render_dashboard(
     now: float,
     usage: dict[str, Any] | None = None,
     broker: Mapping[str, Any] | None = None,
+    shell: bool = False,
 ) -> str:
     """The whole dashboard as HTML for these sessions (or their views: other hosts' rows come
-    presented) at time `now`; `usage`: the 7-day spend; `broker`: the shared broker's state."""
+    presented) at time `now`; `usage`: the 7-day spend; `broker`: the shared broker's state;
+    `shell`: the offline app shell (no sessions; the page draws the ones it saved)."""
     views = [x if isinstance(x, SessionView) else present(x) for x in sessions]
     active = [v for v in views if not v.ended]
     ended = sorted((v for v in views if v.ended), key=lambda v: -v.updated_at)
@@ -132,6 +134,7 @@ def render_dashboard(
             version=__version__,
             broker=broker or {"state": "off"},
             usage=usage_bars(usage),
+            shell=shell,
         )
     )
 

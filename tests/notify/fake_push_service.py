@@ -220,6 +220,7 @@ class MemoryStore:
 
     def __init__(self, subscriptions: list[dict[str, Any]] | None = None) -> None:
         self.subscriptions = list(subscriptions or [])
+        self.results: dict[str, str] = {}
 
     def list_subscriptions(self) -> list[dict[str, Any]]:
         return list(self.subscriptions)
@@ -228,6 +229,9 @@ class MemoryStore:
         before = len(self.subscriptions)
         self.subscriptions = [s for s in self.subscriptions if s.get("endpoint") != endpoint]
         return len(self.subscriptions) < before
+
+    def record_deliveries(self, results: dict[str, str]) -> None:
+        self.results.update(results)
 
     def endpoints(self) -> list[str]:
         return [str(s["endpoint"]) for s in self.subscriptions]

@@ -308,6 +308,9 @@ async def test_an_async_store_works_too(sender: WebPushSender, service: FakePush
         async def remove_subscription(self, endpoint: str) -> bool:
             return inner.remove_subscription(endpoint)
 
+        async def record_deliveries(self, results: dict[str, str]) -> None:
+            inner.record_deliveries(results)
+
     sender.store = AsyncStore()
     service.answer(gone, 410)
 

@@ -87,6 +87,7 @@ function take(s, fresh) {
   if (enteredAttention(prev, s)) {
     addRecent(s);
     if (fresh && !document.hasFocus()) notifyLocally(s);
+    if (fresh) announce("purplemux:entered", { session: s }); // app-shell.js, chime.js
   }
   return true;
 }
@@ -167,6 +168,12 @@ function render() {
   renderSummary(active);
   renderRecentCurrency();
   revealTarget();
+  announce("purplemux:rendered", { sessions: [...sessions.values()] });
+}
+
+// The installed app's pieces (app-shell.js, chime.js) follow the page through these events.
+function announce(type, detail) {
+  document.dispatchEvent(new CustomEvent(type, { detail }));
 }
 
 function renderSummary(active) {
@@ -236,6 +243,7 @@ function setConnection(status, text) {
   els.connection.dataset.connection = status;
   els.connection.textContent = text;
   els.connection.hidden = false;
+  announce("purplemux:connection", { status });
 }
 
 function connect() {
@@ -405,6 +413,11 @@ if ("serviceWorker" in navigator) {
     if (data.type === "purplemux:open-session" && data.session_id) reveal(data.session_id);
   });
 }
+
+// Offline, app-shell.js hands over the rows it saved when the page was last live.
+document.addEventListener("purplemux:restore", (event) => {
+  if (live.lastSeq === null) applySnapshot(event.detail.sessions || []);
+});
 
 adopt();
 connect();

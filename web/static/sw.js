@@ -1,13 +1,79 @@
-// purplemux service worker: shows Web Push messages and brings the dashboard back on click.
-// Served at /static/sw.js with `Service-Worker-Allowed: /`, registered with scope `/`.
+// purplemux service worker: opens the app offline, shows Web Push messages and brings the
+// dashboard back on click. Served at /static/sw.js with `Service-Worker-Allowed: /`,
+// registered with scope `/`; the daemon stamps SHELL_VERSION with a digest of the page's files.
 
-self.addEventListener("install", () => {
-  // A new version takes over at once: it only shows notifications, there is no cache to migrate.
-  self.skipWaiting();
+const SHELL_VERSION = "dev";
+const CACHE_PREFIX = "purplemux-shell-";
+const CACHE = `${CACHE_PREFIX}${SHELL_VERSION}`;
+// The app shell: the page without sessions, its code, styles and icons. No API answer is ever
+// cached here: the only session data kept offline is the last snapshot the page saved itself.
+const SHELL_PAGE = "/app-shell";
+const SHELL = [
+  SHELL_PAGE,
+  "/manifest.webmanifest",
+  "/static/style.css",
+  "/static/prompt.css",
+  "/static/app-shell.css",
+  "/static/app.js",
+  "/static/view.js",
+  "/static/prompt.js",
+  "/static/push.js",
+  "/static/app-shell.js",
+  "/static/chime.js",
+  "/static/devices.js",
+  "/static/logo.svg",
+  "/static/icon-idle.svg",
+  "/static/icon-busy.svg",
+  "/static/icon-needs-input.svg",
+  "/static/icon-review.svg",
+  "/static/icon-192.png",
+  "/static/icon-512.png",
+  "/static/icon-maskable-512.png",
+  "/static/apple-touch-icon.png",
+];
+
+self.addEventListener("install", (event) => {
+  // A new version caches its own shell, then takes over at once.
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      // One by one: a file that fails costs the offline shell that file, never the worker
+      // (which also delivers the notifications).
+      await Promise.allSettled(SHELL.map((path) => cache.add(new Request(path, { cache: "reload" }))));
+      await self.skipWaiting();
+    })(),
+  );
 });
 
 self.addEventListener("activate", (event) => {
-  event.waitUntil(self.clients.claim());
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        if (name.startsWith(CACHE_PREFIX) && name !== CACHE) await caches.delete(name);
+      }
+      await self.clients.claim();
+    })(),
+  );
+});
+
+// The dashboard comes from the daemon while it answers; when it cannot be reached, from the
+// shell (no browser error page). The shell's own files come from the cache of this version.
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (request.mode === "navigate" && url.pathname === "/") {
+    event.respondWith(
+      fetch(request).catch(async () => (await caches.match(SHELL_PAGE, { cacheName: CACHE })) || Response.error()),
+    );
+    return;
+  }
+  if (SHELL.includes(url.pathname) && url.pathname !== SHELL_PAGE && !url.search) {
+    event.respondWith(
+      (async () => (await caches.match(url.pathname, { cacheName: CACHE })) || fetch(request))(),
+    );
+  }
 });
 
 function readPayload(event) {
