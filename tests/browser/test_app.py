@@ -173,7 +173,7 @@ def test_offline_the_app_opens_on_the_last_rows_then_turns_live_by_itself(
     for sid, state in (("s-ask", "needs-input"), ("s-done", "review")):
         expect(phone.locator(f'[data-session-id="{sid}"]')).to_have_attribute("data-state", state)
     mark = phone.locator("#connection")
-    expect(mark).to_have_text(re.compile(r"^offline since \d\d:\d\d · \d+s$"))
+    expect(mark).to_have_text(re.compile(r"^offline since \d\d:\d\d · \d+s — reconnecting…$"))
     first = mark.text_content()
     phone.wait_for_function(
         "t => document.getElementById('connection').textContent !== t", arg=first

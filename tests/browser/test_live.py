@@ -90,7 +90,7 @@ def test_a_daemon_restart_is_survived(dashboard: Page, daemon: Daemon) -> None:
     connection = dashboard.locator("#connection")
     daemon.stop()
     expect(connection).to_have_attribute("data-connection", "disconnected")
-    expect(connection).to_contain_text("disconnected")
+    expect(connection).to_contain_text("offline since")  # app-shell.js: since the last live
     expect(connection).to_contain_text("reconnecting")
     expect(row(dashboard, "survivor")).to_have_attribute("data-state", "review")  # last known
     again = Daemon(home=daemon.home, claude_dir=daemon.claude_dir, port=daemon.port).start()
@@ -208,6 +208,11 @@ window.Notification = class {
   close() {}
 };
 document.hasFocus = () => false;
+// The dashboard's service worker shows it when it is active (push.js): record that path too.
+ServiceWorkerRegistration.prototype.showNotification = function (title, options) {
+  window.__notes.push({title, ...options});
+  return Promise.resolve();
+};
 """
 
 

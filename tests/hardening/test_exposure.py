@@ -33,7 +33,15 @@ from purplemux.settings import Settings
 from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest
 from tests.support import Daemon, free_port, settings_for
 
-PUBLIC = {Endpoint("http", "GET", "/api/health"), Endpoint("mount", "MOUNT", "/static")}
+PUBLIC = {
+    Endpoint("http", "GET", "/api/health"),
+    Endpoint("mount", "MOUNT", "/static"),
+    # The installable app's files, like the static ones: no session data in any of them
+    # (tests/browser/test_app.py checks the shell holds none).
+    Endpoint("http", "GET", "/manifest.webmanifest"),
+    Endpoint("http", "GET", "/app-shell"),
+    Endpoint("http", "GET", "/static/sw.js"),
+}
 EVIL = "http://evil.example"
 
 
@@ -127,7 +135,7 @@ def test_the_route_table_is_what_we_think(tmp_path: Path) -> None:
     assert not paths & {"/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"}
 
 
-def test_every_endpoint_but_health_and_static_needs_the_token(
+def test_every_endpoint_but_health_static_and_the_app_shell_needs_the_token(
     tmp_path: Path, app_client: tuple[TestClient, str]
 ) -> None:
     c, token = app_client

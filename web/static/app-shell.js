@@ -71,8 +71,8 @@ function offline() {
 function drawOffline() {
   if (!offline() || state.offlineSince === null) return;
   const since = state.offlineSince;
-  connection.textContent = `offline since ${clock(since)} · ${age(Date.now() / 1000 - since)}`;
-  connection.dataset.connection = "offline";
+  connection.textContent = `offline since ${clock(since)} · ${age(Date.now() / 1000 - since)} — reconnecting…`;
+  connection.dataset.offline = "";
   connection.hidden = false;
 }
 
@@ -108,6 +108,7 @@ function setStatus(status) {
     state.offlineSince = null;
     body.removeAttribute("data-shell");
     body.removeAttribute("data-offline");
+    delete connection.dataset.offline;
     reason.hidden = true;
     watcher.disconnect();
     enableActing();
