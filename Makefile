@@ -48,6 +48,7 @@ bench: test-deps
 screenshot: test-deps
 	$(BIN)/python -m scripts.screenshot
 	$(BIN)/python -m scripts.screenshot_history
+	$(BIN)/python -m scripts.screenshot_phone
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -16,6 +16,7 @@ from playwright.sync_api import BrowserContext, Page, Playwright, expect
 from tests.chromium import LAUNCH_ARGS, require
 from tests.support import Daemon, wait_for
 from tests.support.browser import hook, make, sign_in, wait_state
+from tests.support.screens import asking, dialog_pane
 
 pytestmark = pytest.mark.browser
 
@@ -240,15 +241,21 @@ WIDER = "() => document.documentElement.scrollWidth - window.innerWidth"
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_at_a_phones_width_everything_fits_and_is_big_enough_to_touch(
-    phone: Page, daemon: Daemon, scheme: str
+    phone: Page, daemon: Daemon, scheme: str, tmp_path: Path
 ) -> None:
     phone.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
-    make(daemon, "s-ask", "needs-input", cwd="/w/a-project-with-a-rather-long-folder-name")
+    make(daemon, "s-long", "needs-input", cwd="/w/a-project-with-a-rather-long-folder-name")
     make(daemon, "s-done", "review", pane="%1")
     make(daemon, "s-run", "busy", pane="%2")
-    sign_in(phone, daemon)
-    assert phone.evaluate(WIDER) <= 0
-    assert phone.evaluate(TOO_SMALL) == []
+    with dialog_pane(tmp_path) as (sock, pane):  # a real pane showing Claude's dialog
+        asking(daemon, "s-ask", sock, pane)
+        sign_in(phone, daemon)
+        options = phone.locator('[data-session-id="s-ask"] .prompt-option')
+        expect(options.first).to_be_visible()  # the prompt panel with its option buttons
+        assert options.count() >= 2
+        expect(phone.locator('[data-session-id="s-ask"] [data-action="jump"]')).to_be_visible()
+        assert phone.evaluate(WIDER) <= 0
+        assert phone.evaluate(TOO_SMALL) == []
     phone.locator(".settings-button").tap()
     expect(phone.locator(".settings-body")).to_be_visible()
     assert phone.evaluate(WIDER) <= 0
