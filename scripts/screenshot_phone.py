@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                     ).to_be_visible()
                     page.evaluate("window.scrollTo(0, 0)")
 
-                # shoot() saves a desktop-sized page too; the phone one (390 × 844, 2×) is ours.
+                # shoot() saves a desktop-sized page too; the phone one (390 x 844 at 2x) is ours.
                 desk = Path(tmp) / "desktop.png"
                 shoot(d, show, desk, (1280, 860), args.dark, args.out)
         finally:
