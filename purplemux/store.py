@@ -22,7 +22,7 @@ READER_WAIT = 0.1
 """Seconds the event loop's read-only connection waits for a lock before the store thread is
 asked instead."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -85,6 +85,11 @@ MIGRATIONS: dict[int, str] = {
         state TEXT NOT NULL,
         updated_at REAL NOT NULL
     );
+    """,
+    # Each push subscription belongs to the login that made it (server/logins.py's login id)
+    # and ends with it. Older rows have no owner (''): no live login, so they are dropped.
+    5: """
+    ALTER TABLE push_subscriptions ADD COLUMN login TEXT NOT NULL DEFAULT '';
     """,
 }
 """Each step runs once, in order, keyed by PRAGMA user_version. The usage table keeps, per
@@ -425,26 +430,58 @@ class Store:
     """Grows with every change of the push subscriptions (a reader's cache of them is current
     while it holds the same number)."""
 
-    def add_subscription(self, sub: dict[str, Any]) -> None:
+    def add_subscription(self, sub: dict[str, Any], login: str = "") -> None:
+        """Add or update a subscription, kept under `login` (a login id; it takes the endpoint
+        over from another login that had it)."""
         self.subscriptions_version += 1
         self.db.execute(
-            "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data",
-            (sub["endpoint"], json.dumps(sub), time.time()),
+            "INSERT INTO push_subscriptions (endpoint, data, created_at, login) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data, login=excluded.login",
+            (sub["endpoint"], json.dumps(sub), time.time(), login),
         )
 
-    def remove_subscription(self, endpoint: str) -> bool:
+    def has_subscription(self, endpoint: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        return row.fetchone() is not None
+
+    def count_subscriptions(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM push_subscriptions").fetchone()[0])
+
+    def remove_subscription(self, endpoint: str, login: str | None = None) -> bool:
+        """Forget one subscription (only if it is `login`'s, when given); True if it was there."""
         self.subscriptions_version += 1
-        cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        if login is None:
+            cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        else:
+            cur = self.db.execute(
+                "DELETE FROM push_subscriptions WHERE endpoint = ? AND login = ?",
+                (endpoint, login),
+            )
         return cur.rowcount > 0
+
+    def keep_subscriptions_of(self, logins: Iterable[str]) -> int:
+        """Delete every subscription whose login is not one of `logins`; returns how many."""
+        live = sorted(set(logins))
+        marks = ",".join("?" * len(live))
+        where = f" WHERE login NOT IN ({marks})" if live else ""
+        cur = self.db.execute("DELETE FROM push_subscriptions" + where, live)
+        if cur.rowcount:
+            self.subscriptions_version += 1
+        return int(cur.rowcount)
+
+    def owned_subscriptions(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every subscription with the login it belongs to, oldest first."""
+        rows = self.db.execute("SELECT login, data FROM push_subscriptions ORDER BY created_at")
+        return [(str(r[0]), json.loads(r[1])) for r in rows]
 
     def list_subscriptions(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT data FROM push_subscriptions ORDER BY created_at")
         return [json.loads(r[0]) for r in rows]
 
-    def versioned_subscriptions(self) -> tuple[int, list[dict[str, Any]]]:
-        """The subscriptions with the version they are of (see subscriptions_version)."""
-        return self.subscriptions_version, self.list_subscriptions()
+    def versioned_subscriptions(self) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+        """The subscriptions and their logins, with the version they are of (see
+        subscriptions_version)."""
+        return self.subscriptions_version, self.owned_subscriptions()
 
 
 def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:

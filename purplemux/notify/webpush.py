@@ -111,10 +111,18 @@ class WebPushSender:
         self._http_lock = threading.Lock()
         self._failing: set[str] = set()
 
-    async def send(self, payload: dict[str, Any], urgency: str = "normal") -> SendReport:
-        """Deliver `payload` to all subscriptions; 404/410 answers remove the subscription."""
+    async def send(
+        self,
+        payload: dict[str, Any],
+        urgency: str = "normal",
+        to: list[dict[str, Any]] | None = None,
+    ) -> SendReport:
+        """Deliver `payload` to all subscriptions (or to those in `to`); 404/410 answers remove
+        the subscription."""
         try:
-            subscriptions = await _resolve(self.store.list_subscriptions())
+            subscriptions = (
+                to if to is not None else await _resolve(self.store.list_subscriptions())
+            )
             if not subscriptions:
                 return SendReport()
             keys = await self.keys()

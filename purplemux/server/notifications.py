@@ -1,4 +1,8 @@
-"""The Web Push endpoints: the VAPID key, adding and removing subscriptions."""
+"""The Web Push endpoints: the VAPID key, adding and removing subscriptions.
+
+Each changes push state, so each needs an Actor (the token, or a page with its page key): a
+login cookie replayed by another local server must not register a device that then receives
+the user's notifications. A subscription belongs to the login that made it and ends with it."""
 
 from __future__ import annotations
 
@@ -9,14 +13,22 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from purplemux.server.api import read_json
-from purplemux.server.runtime import Runtime, current_runtime, require_auth
+from purplemux.server.runtime import Actor, Runtime, current_runtime, require_actor, require_auth
+from purplemux.store import Store
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_auth)])
 MAX_SUBSCRIPTION = 8 * 1024
+MAX_SUBSCRIPTIONS = 20
+"""Push subscriptions a daemon keeps (of live logins); one more is refused with a reason."""
+TOO_MANY = (
+    f"this daemon already sends to {MAX_SUBSCRIPTIONS} devices, the most it keeps: run "
+    "`purplemux logout-all` to end every login and its notifications, then turn "
+    "notifications on again where you want them"
+)
 
 
-@router.get("/api/push/key")
+@router.get("/api/push/key", dependencies=[Depends(require_actor)])  # it may make the key
 async def push_key(rt: Runtime = Depends(current_runtime)) -> dict[str, str]:
     key = (await rt.vapid_keys()).application_server_key
     return {"key": key, "applicationServerKey": key}
@@ -52,22 +64,38 @@ def _subscription(data: Any) -> dict[str, Any]:
 
 @router.post("/api/push/subscriptions")
 async def add_subscription(
-    request: Request, rt: Runtime = Depends(current_runtime)
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
 ) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
-    await rt.store.call(lambda s: s.add_subscription(sub))
+    live = rt.logins.live_ids()
+
+    def add(s: Store) -> bool:
+        s.keep_subscriptions_of(live)  # those of ended logins go first: they do not count
+        if not s.has_subscription(sub["endpoint"]) and s.count_subscriptions() >= MAX_SUBSCRIPTIONS:
+            return False
+        s.add_subscription(sub, actor.login)
+        return True
+
+    if not await rt.store.call(add):
+        return JSONResponse({"error": TOO_MANY}, status_code=409)
     return JSONResponse({"ok": True}, status_code=201)
 
 
 @router.delete("/api/push/subscriptions")
 async def remove_subscription(
-    request: Request, rt: Runtime = Depends(current_runtime)
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     if not isinstance(endpoint, str) or not _utf8(endpoint):
         raise HTTPException(422, 'send {"endpoint": ...} of the subscription to remove')
-    removed = await rt.store.call(lambda s: s.remove_subscription(endpoint))
+    # A page removes its own login's subscriptions; the token any.
+    owner = actor.login if actor.via == "page" else None
+    removed = await rt.store.call(lambda s: s.remove_subscription(endpoint, owner))
     if not removed:
         raise HTTPException(404, "no such subscription")
     return {"ok": True}
