@@ -12,5 +12,5 @@ if (!stored) {
   const status = document.querySelector('[data-slot="signin-status"]');
   if (status) status.textContent = "Signed in to view; this browser could not keep the key to act.";
 }
-// replace(): the login link (it holds the token) leaves the tab's history.
-location.replace("/");
+// replace(): the login link (it holds the token) leaves the tab's history; a #session-… stays.
+location.replace("/" + location.hash);
