@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from purplemux.server.notifications import MAX_SUBSCRIPTIONS
 from tests.hardening.helpers import spy_compare_digest
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, run_hook, settings_for, wait_for
-from tests.support.logins import Login, http_login
+from tests.support.logins import Login, http_login, subscription_logins
 from tests.support.screens import asking, call, capture, dialog_pane
 
 SUBSCRIPTIONS = "/api/push/subscriptions"
@@ -92,11 +91,7 @@ def bodies(service: FakePushService, sub: BrowserSubscription, n: int) -> list[s
 
 def stored_logins(d: Daemon) -> list[str]:
     """The login each stored push subscription belongs to (what the daemon still keeps)."""
-    db = sqlite3.connect(f"file:{d.home / 'state.db'}?mode=ro", uri=True)
-    try:
-        return [str(r[0]) for r in db.execute("SELECT login FROM push_subscriptions")]
-    finally:
-        db.close()
+    return subscription_logins(d.home)
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 import http.client
 import re
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 from purplemux.server import logins
@@ -54,3 +56,12 @@ def http_login(port: int, token: str) -> Login:
         return parse_login(r.headers.get_all("set-cookie") or [], body)
     finally:
         conn.close()
+
+
+def subscription_logins(home: Path) -> list[str]:
+    """The login each push subscription a daemon keeps belongs to (read from its database)."""
+    db = sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True)
+    try:
+        return [str(r[0]) for r in db.execute("SELECT login FROM push_subscriptions")]
+    finally:
+        db.close()
