@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.server.auth import PAGE_KEY_HEADER
 from purplemux.server.notifications import MAX_SUBSCRIPTIONS
+from purplemux.store import MIGRATIONS
 from tests.hardening.helpers import spy_compare_digest
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, run_hook, settings_for, wait_for
@@ -335,3 +338,34 @@ def test_the_page_key_is_compared_in_constant_time(
         calls.clear()
         assert c.get("/api/push/key", headers={**cookie, PAGE_KEY_HEADER: key}).status_code == 200
         assert calls
+
+
+def test_subscriptions_from_before_logins_owned_them_get_nothing(
+    tmp_path: Path, service: FakePushService
+) -> None:
+    """Schema 5 gives each subscription its login; older ones (which a replayed cookie may have
+    made) have none, so they are dropped instead of being pushed to."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    old = service.subscribe()
+    db = sqlite3.connect(home / "state.db")
+    for version in range(1, 5):
+        db.executescript(f"BEGIN; {MIGRATIONS[version]} PRAGMA user_version={version}; COMMIT;")
+    db.execute(
+        "INSERT INTO push_subscriptions (endpoint, data, created_at) VALUES (?, ?, 0)",
+        (old.endpoint, json.dumps(old.to_json())),
+    )
+    db.commit()
+    db.close()
+    os.chmod(home / "state.db", 0o600)
+    d = Daemon(home=home, claude_dir=tmp_path / "claude").start()
+    try:
+        new = service.subscribe()
+        assert send(d, "POST", SUBSCRIPTIONS, bearer(d), new.to_json())[0] == 201
+        review(d, "m1", "after the upgrade")
+        assert bodies(service, new, 1) == ["after the upgrade"]
+        assert service.for_subscription(old) == []
+        [login] = stored_logins(d)  # the token's, now the only one
+        assert login
+    finally:
+        d.stop()

@@ -33,25 +33,21 @@ async function run(mode, act) {
   }
 }
 
-let cached = null;
-
-/** The stored key, or "" when this browser has none (it can then only view). */
+/** The stored key, or "" when this browser has none (it can then only view). Read each time,
+ * not kept: a login in another tab replaces the cookie and the key together. */
 export async function pageKey() {
-  if (cached) return cached;
   try {
     const value = await run("readonly", (store) => store.get(RECORD));
-    cached = typeof value === "string" ? value : "";
+    return typeof value === "string" ? value : "";
   } catch (_) {
-    cached = ""; // storage refused (a locked-down profile): this page views only
+    return ""; // storage refused (a locked-down profile): this page views only
   }
-  return cached;
 }
 
 /** Keep the key the login link handed over; true once stored. */
 export async function storeKey(key) {
   try {
     await run("readwrite", (store) => store.put(key, RECORD));
-    cached = key;
     return true;
   } catch (_) {
     return false;
