@@ -620,7 +620,11 @@ def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) ->
     from purplemux.server.logins import logout_all
 
     count = logout_all(settings.home)
-    print(f"signed out {count} dashboard login(s); sign in again with `purplemux open`", file=out)
+    print(
+        f"signed out {count} dashboard login(s), their page keys and their push notifications; "
+        "sign in again with `purplemux open`",
+        file=out,
+    )
     return 0
 
 

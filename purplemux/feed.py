@@ -30,6 +30,9 @@ class Subscriber:
     queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(2000))
     overflowed: bool = False
     visible: bool = False
+    login: str | None = None
+    """The login id of the page, once it proved it (its page key, or the token): only such a
+    page's focus holds pushes back, and only its own login's."""
 
 
 def encode(message: Message) -> str:
@@ -100,5 +103,10 @@ class Feed:
                 sub.overflowed = True
 
     def focused_pages(self) -> int:
-        """How many connected dashboards report being visible and focused."""
-        return sum(1 for s in self.subscribers if s.visible)
+        """How many connected, signed-in dashboards report being visible and focused."""
+        return len([s for s in self.subscribers if s.visible and s.login is not None])
+
+    def focused_logins(self) -> set[str]:
+        """The logins with a connected page that proved its key and is visible and focused:
+        that page shows what a push to its own login's devices would say."""
+        return {s.login for s in self.subscribers if s.visible and s.login is not None}

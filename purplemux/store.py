@@ -23,7 +23,7 @@ READER_WAIT = 0.1
 """Seconds the event loop's read-only connection waits for a lock before the store thread is
 asked instead."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -87,10 +87,15 @@ MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL
     );
     """,
+    # Each push subscription belongs to the login that made it (server/logins.py's login id)
+    # and ends with it. Older rows have no owner (''): no live login, so they are dropped.
+    5: """
+    ALTER TABLE push_subscriptions ADD COLUMN login TEXT NOT NULL DEFAULT '';
+    """,
     # A subscription as a device the user can see (the settings view): a short id for the API,
     # a name from the browser's User-Agent, the last delivery and its result, and when the push
     # service said it is gone (kept, marked, so the list can say so; no more sends to it).
-    5: """
+    6: """
     ALTER TABLE push_subscriptions ADD COLUMN id TEXT;
     ALTER TABLE push_subscriptions ADD COLUMN name TEXT NOT NULL DEFAULT 'a browser';
     ALTER TABLE push_subscriptions ADD COLUMN last_at REAL;
@@ -438,25 +443,46 @@ class Store:
     """Grows with every change of the push subscriptions (a reader's cache of them is current
     while it holds the same number)."""
 
-    def add_subscription(self, sub: dict[str, Any], name: str = "a browser") -> str:
-        """Keep (or renew) a subscription; its id. Renewing one the push service had dropped
-        makes it live again."""
+    def add_subscription(
+        self, sub: dict[str, Any], login: str = "", name: str = "a browser"
+    ) -> str:
+        """Add or renew a subscription, kept under `login` (a login id; it takes the endpoint
+        over from another login that had it) with a device `name`; its id. Renewing one the
+        push service had dropped makes it live again."""
         self.subscriptions_version += 1
         self.db.execute(
-            "INSERT INTO push_subscriptions (endpoint, data, created_at, id, name)"
-            " VALUES (?, ?, ?, lower(hex(randomblob(6))), ?)"
-            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data, name=excluded.name,"
-            " gone_at=NULL",
-            (sub["endpoint"], json.dumps(sub), time.time(), name),
+            "INSERT INTO push_subscriptions (endpoint, data, created_at, login, id, name)"
+            " VALUES (?, ?, ?, ?, lower(hex(randomblob(6))), ?)"
+            " ON CONFLICT(endpoint) DO UPDATE SET data=excluded.data, login=excluded.login,"
+            " name=excluded.name, gone_at=NULL",
+            (sub["endpoint"], json.dumps(sub), time.time(), login, name),
         )
         row = self.db.execute(
             "SELECT id FROM push_subscriptions WHERE endpoint = ?", (sub["endpoint"],)
         ).fetchone()
         return str(row[0])
 
-    def remove_subscription(self, endpoint: str) -> bool:
+    def has_subscription(self, endpoint: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        return row.fetchone() is not None
+
+    def count_subscriptions(self) -> int:
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM push_subscriptions WHERE gone_at IS NULL"
+            ).fetchone()[0]
+        )
+
+    def remove_subscription(self, endpoint: str, login: str | None = None) -> bool:
+        """Forget one subscription (only if it is `login`'s, when given); True if it was there."""
         self.subscriptions_version += 1
-        cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        if login is None:
+            cur = self.db.execute("DELETE FROM push_subscriptions WHERE endpoint = ?", (endpoint,))
+        else:
+            cur = self.db.execute(
+                "DELETE FROM push_subscriptions WHERE endpoint = ? AND login = ?",
+                (endpoint, login),
+            )
         return cur.rowcount > 0
 
     def remove_device(self, device_id: str) -> bool:
@@ -483,6 +509,23 @@ class Store:
             "UPDATE push_subscriptions SET last_at = ?, last_result = ? WHERE endpoint = ?",
             [(at, result, endpoint) for endpoint, result in results.items()],
         )
+
+    def keep_subscriptions_of(self, logins: Iterable[str]) -> int:
+        """Delete every subscription whose login is not one of `logins`; returns how many."""
+        live = sorted(set(logins))
+        marks = ",".join("?" * len(live))
+        where = f" WHERE login NOT IN ({marks})" if live else ""
+        cur = self.db.execute("DELETE FROM push_subscriptions" + where, live)
+        if cur.rowcount:
+            self.subscriptions_version += 1
+        return int(cur.rowcount)
+
+    def owned_subscriptions(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every live subscription with the login it belongs to, oldest first."""
+        rows = self.db.execute(
+            "SELECT login, data FROM push_subscriptions WHERE gone_at IS NULL ORDER BY created_at"
+        )
+        return [(str(r[0]), json.loads(r[1])) for r in rows]
 
     def list_subscriptions(self) -> list[dict[str, Any]]:
         """The live subscriptions (the ones the push service has not dropped), oldest first."""
@@ -516,9 +559,10 @@ class Store:
             for r in rows
         ]
 
-    def versioned_subscriptions(self) -> tuple[int, list[dict[str, Any]]]:
-        """The subscriptions with the version they are of (see subscriptions_version)."""
-        return self.subscriptions_version, self.list_subscriptions()
+    def versioned_subscriptions(self) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+        """The subscriptions and their logins, with the version they are of (see
+        subscriptions_version)."""
+        return self.subscriptions_version, self.owned_subscriptions()
 
 
 def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:

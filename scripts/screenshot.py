@@ -228,6 +228,7 @@ def shoot(
                 )
                 page = context.new_page()
                 page.goto(f"{d.url}/?token={d.token}")
+                page.wait_for_url(f"{d.url}/")  # the login page keeps the page key, then goes
                 show(page)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(path), full_page=True)

@@ -50,13 +50,13 @@ def test_endpoints_need_the_token(tmp_path: Path, method: str, path: str) -> Non
         assert r.status_code == 401
 
 
-def test_login_link_sets_cookie_and_redirects(tmp_path: Path) -> None:
+def test_login_link_sets_cookie_and_hands_the_page_its_key(tmp_path: Path) -> None:
     with TestClient(create_app(settings_for(tmp_path))) as c:
         token = (tmp_path / "home" / "token").read_text().strip()
         assert c.get("/api/sessions").status_code == 401
         r = c.get(f"/?token={token}", follow_redirects=False)
-        assert r.status_code == 303
-        assert r.headers["location"] == "/"
+        assert r.status_code == 200
+        assert 'src="/static/signin.js"' in r.text and 'name="purplemux-page-key"' in r.text
         cookie = r.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
         assert c.get("/api/sessions").status_code == 200

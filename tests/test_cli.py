@@ -12,7 +12,6 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -240,25 +239,19 @@ def test_dismiss_one_by_prefix_then_all(daemon: Daemon, capsys: pytest.CaptureFi
     assert cli("dismiss", "--all") == (0, "nothing in review\n")
 
 
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 def test_open_prints_a_link_that_logs_in(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> None:
     code, text = cli("open")
     assert code == 0
     link = text.strip()
     assert link == f"{daemon.url}/?token={daemon.token}"
 
-    opener = urllib.request.build_opener(NoRedirect)
-    with pytest.raises(urllib.error.HTTPError) as exc:
-        opener.open(link, timeout=5)
-    assert exc.value.code == 303
-    cookies = [c.split(";")[0] for c in exc.value.headers.get_all("Set-Cookie")]
+    with urllib.request.urlopen(link, timeout=5) as signed_in:
+        assert signed_in.status == 200  # the page that keeps the page key, then opens "/"
+        set_cookies = signed_in.headers.get_all("Set-Cookie")
+        assert b'name="purplemux-page-key"' in signed_in.read()
+    cookies = [c.split(";")[0] for c in set_cookies]
     [cookie] = [c for c in cookies if c.startswith("purplemux_login=")]
-    assert daemon.token not in " ".join(exc.value.headers.get_all("Set-Cookie"))
-    exc.value.close()
+    assert daemon.token not in " ".join(set_cookies)
 
     page = urllib.request.Request(daemon.url + "/", headers={"Cookie": cookie})
     with urllib.request.urlopen(page, timeout=5) as resp:

@@ -1,4 +1,4 @@
-"""Push subscriptions as devices: names from User-Agents, the store's marks, the v4 → v5 step."""
+"""Push subscriptions as devices: names from User-Agents, the store's marks, the v4 → v6 steps."""
 
 from __future__ import annotations
 
@@ -71,6 +71,6 @@ def test_subscriptions_of_schema_4_become_devices_with_ids(tmp_path: Path) -> No
     assert gone["gone_at"] and gone["last"]["result"] == "gone (http 410)"
     assert store.subscription(gone["id"]) is None
     # Subscribing again (the browser made it anew) makes it live, same id.
-    assert store.add_subscription(sub(1), "Chrome on Android") == gone["id"]
+    assert store.add_subscription(sub(1), "login-1", "Chrome on Android") == gone["id"]
     assert store.list_subscriptions() == [sub(1), sub(2)]
     assert store.remove_device(gone["id"]) and store.list_subscriptions() == [sub(2)]

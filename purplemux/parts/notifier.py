@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from typing import Any
 
 from purplemux.answer import AnswerError
@@ -28,17 +29,34 @@ id); the PermissionRequest hook comes just before the dialog is drawn."""
 
 class StoredSubscriptions:
     """The sender's view of the store: async calls on the store's own thread; the list is kept
-    until the store's subscriptions change (each entry into review or needs-input asks)."""
+    until the store's subscriptions change (each entry into review or needs-input asks). Only
+    live logins' subscriptions are ever sent to: those of a login that ended (logout-all, a new
+    token) are deleted when the next push is due, before anything is sent."""
 
-    def __init__(self, store: AsyncStore) -> None:
-        self.store = store
-        self._kept: tuple[int, list[dict[str, Any]]] | None = None
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.store: AsyncStore = rt.store
+        self._kept: tuple[int, list[tuple[str, dict[str, Any]]]] | None = None
 
-    async def list_subscriptions(self) -> list[dict[str, Any]]:
+    async def _owned(self) -> list[tuple[str, dict[str, Any]]]:
         kept = self._kept
         if kept is None or kept[0] != self.store.sync.subscriptions_version:
             kept = self._kept = await self.store.call(lambda s: s.versioned_subscriptions())
-        return [dict(sub) for sub in kept[1]]
+        return kept[1]
+
+    async def for_push(self, muted: Collection[str] = ()) -> list[dict[str, Any]]:
+        """The subscriptions to send to: of live logins, but not of the `muted` ones (a focused
+        page of theirs already shows it)."""
+        live = self.rt.logins.live_ids()  # rereads the logins file when it changed
+        owned = await self._owned()
+        if any(login not in live for login, _ in owned):
+            gone = await self.store.call(lambda s: s.keep_subscriptions_of(live))
+            log.info("dropped %d push subscriptions of logins that ended", gone)
+            owned = await self._owned()
+        return [dict(sub) for login, sub in owned if login in live and login not in muted]
+
+    async def list_subscriptions(self) -> list[dict[str, Any]]:
+        return await self.for_push()
 
     async def remove_subscription(self, endpoint: str) -> bool:
         """Gone at the push service: marked, so the devices list can say so."""
@@ -70,8 +88,18 @@ async def prompt_on_screen(rt: Runtime, session: Session) -> Prompt | None:
         await asyncio.sleep(0.1)
 
 
-async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: str) -> None:
-    """Send the push, with the prompt on screen when the session asks (its actions answer it)."""
+async def _push(
+    rt: Runtime,
+    sender: WebPushSender,
+    subs: StoredSubscriptions,
+    session: Session,
+    urgency: str,
+    muted: Collection[str],
+) -> None:
+    """Send the push, with the prompt on screen when the session asks (its actions answer it),
+    to every live login's subscriptions but the `muted` logins'."""
+    if not await subs.for_push(muted):
+        return  # nobody to send to: the pane is not even read
     try:
         prompt = await prompt_on_screen(rt, session)
     except Exception:
@@ -79,12 +107,15 @@ async def _push(rt: Runtime, sender: WebPushSender, session: Session, urgency: s
         prompt = None
     if prompt is None and allows(session, ANSWER):
         log.info("push for %s goes without a prompt (none recognised on its pane)", session.id)
-    await sender.send(push_payload(session, prompt, rt.engine.origin_of(session.id)), urgency)
+    # Asked again after the wait for the prompt: a login that ended meanwhile gets nothing.
+    to = await subs.for_push(muted)
+    await sender.send(push_payload(session, prompt, rt.engine.origin_of(session.id)), urgency, to)
 
 
 async def notifier(rt: Runtime) -> None:
     """Push and desktop-notify each live entry into needs-input or review, once."""
-    sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt.store))
+    subs = StoredSubscriptions(rt)
+    sender = WebPushSender(rt.vapid_keys, subs)
     policy = PushPolicy(cooldown=rt.settings.push_cooldown)
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()
@@ -105,27 +136,33 @@ async def notifier(rt: Runtime) -> None:
             return
         if not alerts.entered_critical(session.id, present(session).context_band):
             return
-        if rt.engine.feed.focused_pages():
-            return  # the user is looking at the dashboard, which shows the bar
+        # A signed-in page the user is looking at shows the bar: not to its own login's devices.
+        muted = rt.engine.feed.focused_logins()
         payload = context_payload(session)
-        send(
-            sender.send(payload, "normal"),
-            desktop.notify(payload["title"], payload["body"], urgent=False),
-        )
+
+        async def to_devices() -> None:
+            if to := await subs.for_push(muted):
+                await sender.send(payload, "normal", to)
+
+        send(to_devices())
+        if not muted:
+            send(desktop.notify(payload["title"], payload["body"], urgent=False))
 
     def on_notify(session: Session, notify: Notify) -> None:
-        focused = rt.engine.feed.focused_pages()
-        if not policy.should_push(session, notify, now=time.time(), focused_pages=focused):
+        # Per page: a focused page that proved its login holds back only that login's pushes
+        # (it shows the change itself); the user's other devices still get theirs.
+        muted = rt.engine.feed.focused_logins()
+        if not policy.should_push(session, notify, now=time.time()):
             return
         urgency = urgency_for(notify.state)
         origin = rt.engine.origin_of(session.id)
-        for job in (
-            _push(rt, sender, session, urgency),
-            desktop.notify(title(session, origin), body(session, origin), urgent=urgency == "high"),
-        ):
-            task = asyncio.create_task(job)  # sends never hold up the engine
-            pending.add(task)
-            task.add_done_callback(pending.discard)
+        send(_push(rt, sender, subs, session, urgency, muted))
+        if not muted:  # on this machine's desktop: held back while a signed-in page is looked at
+            send(
+                desktop.notify(
+                    title(session, origin), body(session, origin), urgent=urgency == "high"
+                )
+            )
 
     if alerts is not None:
         for known in rt.engine.sessions.values():

@@ -20,7 +20,7 @@ from purplemux.events import Source
 from purplemux.model import Session, State
 from purplemux.server import hosts
 from purplemux.server.api import read_json
-from purplemux.server.runtime import Runtime, current_runtime, require_auth
+from purplemux.server.runtime import Runtime, current_runtime, require_actor, require_auth
 
 router = APIRouter(dependencies=[Depends(require_auth)])
 
@@ -52,7 +52,11 @@ async def _relayed(rt: Runtime, kind: str, session_id: str, args: Any) -> JSONRe
     return None if reply is None else JSONResponse(reply.body, status_code=reply.status)
 
 
-@router.get("/api/sessions/{session_id}/screen", response_model=None)
+@router.get(
+    "/api/sessions/{session_id}/screen",
+    response_model=None,
+    dependencies=[Depends(require_actor)],  # the cookie alone only views
+)
 async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> Any:
     if (relayed := await _relayed(rt, "screen", session_id, {})) is not None:
         return relayed
@@ -121,7 +125,11 @@ def parse_answer(data: Any) -> tuple[str, Choice, str]:
     return prompt_id, Choice(option=option, text=text, cancel=cancel is True), str(by)
 
 
-@router.post("/api/sessions/{session_id}/answer", response_model=None)
+@router.post(
+    "/api/sessions/{session_id}/answer",
+    response_model=None,
+    dependencies=[Depends(require_actor)],  # the cookie alone only views
+)
 async def answer(session_id: str, request: Request, rt: Runtime = Depends(current_runtime)) -> Any:
     if session_id not in rt.engine.sessions and hosts.owner_of(rt, session_id):
         data = await read_json(request, MAX_ANSWER_BODY)
@@ -176,7 +184,11 @@ async def answer_local(rt: Runtime, session_id: str, data: Any) -> Any:
     return body
 
 
-@router.post("/api/sessions/{session_id}/focus", response_model=None)
+@router.post(
+    "/api/sessions/{session_id}/focus",
+    response_model=None,
+    dependencies=[Depends(require_actor)],  # the cookie alone only views
+)
 async def focus(session_id: str, request: Request, rt: Runtime = Depends(current_runtime)) -> Any:
     raw = await request.body()
     data = await read_json(request, 4096) if raw.strip() else {}

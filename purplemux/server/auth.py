@@ -1,7 +1,8 @@
 """Access: a random token in $PURPLEMUX_HOME, sent as a Bearer header (hooks, the CLI).
 
 Browsers sign in with it once and then hold a login cookie of their own (server/logins.py): the
-token itself is never put in a cookie.
+token itself is never put in a cookie. To act, a page also sends its login's page key in the
+PAGE_KEY_HEADER header.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import secrets
 from pathlib import Path
 
 from starlette.requests import HTTPConnection
+
+PAGE_KEY_HEADER = "x-purplemux-key"
+"""The header a dashboard page sends its page key in (never in a URL, never logged)."""
 
 
 def ensure_home(home: Path) -> None:
@@ -70,3 +74,8 @@ def token_ok(expected: str, given: str | None) -> bool:
     if not given:
         return False
     return hmac.compare_digest(expected.encode(), given.encode("utf-8", "surrogateescape"))
+
+
+def page_key_ok(expected: str, given: str | None) -> bool:
+    """Whether a page key sent with a request is the login's own (constant-time)."""
+    return token_ok(expected, given)

@@ -5,6 +5,11 @@ the user opens. So the cookie holds a login secret of its own, worth only the da
 revocable: `purplemux logout-all` empties the list, and a new token voids every login (each entry
 is an HMAC of the secret keyed with the token). The list lives in `$PURPLEMUX_HOME/logins`
 (0600), holding only those HMACs; the daemon rereads it when it changes on disk.
+
+The cookie alone only views. Acting (a pane's screen, answers, focus, push subscriptions) also
+needs the login's page key: an HMAC of the cookie's secret keyed with the token, handed to the
+page once, when the login link is opened, and kept in the origin's own storage (per port, unlike
+the cookie). A server that replays the cookie cannot derive it, and it dies with its login.
 """
 
 from __future__ import annotations
@@ -32,6 +37,12 @@ MAX_LOGINS = 64
 def _digest(token: str, secret: str) -> str:
     key = token.encode()
     return hmac.new(key, secret.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
+
+
+def _derived(token: str, purpose: str, text: str) -> str:
+    """An HMAC keyed with the token for one purpose (the NUL keeps purposes apart)."""
+    message = f"{purpose}\0{text}".encode("utf-8", "surrogateescape")
+    return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
 
 
 class Logins:
@@ -88,6 +99,27 @@ class Logins:
             if hmac.compare_digest(digest, given) and now - created < MAX_AGE:
                 found = True
         return found
+
+    def page_key(self, secret: str) -> str:
+        """The page key of the login whose cookie holds `secret` (only the token derives it)."""
+        return _derived(self.token, "page-key", secret)
+
+    def login_id(self, secret: str) -> str:
+        """The id push subscriptions made by this login are kept under (not a credential)."""
+        return _derived(self.token, "login-id", _digest(self.token, secret))[:32]
+
+    def token_id(self) -> str:
+        """The id of whoever holds the token itself (the CLI): ends with a new token."""
+        return _derived(self.token, "login-id", "token")[:32]
+
+    def live_ids(self) -> set[str]:
+        """The ids of every live login and of the token: a subscription under any other id
+        belongs to a login that ended (logout-all, a new token, its age)."""
+        now = time.time()
+        ids = {
+            _derived(self.token, "login-id", d)[:32] for d, c in self._load() if now - c < MAX_AGE
+        }
+        return ids | {self.token_id()}
 
 
 def logout_all(home: Path) -> int:

@@ -1,4 +1,9 @@
-"""The Web Push endpoints: the VAPID key, adding, listing, testing and removing subscriptions."""
+"""The Web Push endpoints: the VAPID key; adding, listing, testing and removing subscriptions.
+
+Each changes push state or names the user's devices, so each needs an Actor (the token, or a
+page with its page key): a login cookie replayed by another local server must not register a
+device that then receives the user's notifications. A subscription belongs to the login that
+made it and ends with it."""
 
 from __future__ import annotations
 
@@ -12,14 +17,22 @@ from purplemux.notify.devices import TEST_PAYLOAD, device_name
 from purplemux.notify.webpush import WebPushSender
 from purplemux.parts.notifier import StoredSubscriptions
 from purplemux.server.api import read_json
-from purplemux.server.runtime import Runtime, current_runtime, require_auth
+from purplemux.server.runtime import Actor, Runtime, current_runtime, require_actor, require_auth
+from purplemux.store import Store
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_auth)])
 MAX_SUBSCRIPTION = 8 * 1024
+MAX_SUBSCRIPTIONS = 20
+"""Push subscriptions a daemon keeps (of live logins); one more is refused with a reason."""
+TOO_MANY = (
+    f"this daemon already sends to {MAX_SUBSCRIPTIONS} devices, the most it keeps: run "
+    "`purplemux logout-all` to end every login and its notifications, then turn "
+    "notifications on again where you want them"
+)
 
 
-@router.get("/api/push/key")
+@router.get("/api/push/key", dependencies=[Depends(require_actor)])  # it may make the key
 async def push_key(rt: Runtime = Depends(current_runtime)) -> dict[str, str]:
     key = (await rt.vapid_keys()).application_server_key
     return {"key": key, "applicationServerKey": key}
@@ -55,19 +68,39 @@ def _subscription(data: Any) -> dict[str, Any]:
 
 @router.post("/api/push/subscriptions")
 async def add_subscription(
-    request: Request, rt: Runtime = Depends(current_runtime)
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
 ) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
+    live = rt.logins.live_ids()
     name = device_name(request.headers.get("user-agent"))
-    device_id = await rt.store.call(lambda s: s.add_subscription(sub, name))
+
+    def add(s: Store) -> str | None:
+        s.keep_subscriptions_of(live)  # those of ended logins go first: they do not count
+        if not s.has_subscription(sub["endpoint"]) and s.count_subscriptions() >= MAX_SUBSCRIPTIONS:
+            return None
+        return s.add_subscription(sub, actor.login, name)
+
+    device_id = await rt.store.call(add)
+    if device_id is None:
+        return JSONResponse({"error": TOO_MANY}, status_code=409)
     return JSONResponse({"ok": True, "id": device_id, "name": name}, status_code=201)
 
 
 @router.get("/api/push/subscriptions")
-async def list_devices(rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+async def list_devices(
+    rt: Runtime = Depends(current_runtime), actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
     """This daemon's subscriptions as devices: name, added, last delivery; no keys, and of the
-    endpoint only the push service's host."""
-    return {"devices": await rt.store.call(lambda s: s.devices())}
+    endpoint only the push service's host (those of logins that ended are gone first)."""
+    live = rt.logins.live_ids()
+
+    def listed(s: Store) -> list[dict[str, Any]]:
+        s.keep_subscriptions_of(live)
+        return s.devices()
+
+    return {"devices": await rt.store.call(listed)}
 
 
 def _device_id(data: Any) -> str:
@@ -78,14 +111,24 @@ def _device_id(data: Any) -> str:
 
 
 @router.post("/api/push/subscriptions/test")
-async def test_device(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
+async def test_device(
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
     """Send a test notification to one device and say what its push service answered; a
     subscription the service reports gone (404/410) is marked so."""
     device_id = _device_id(await read_json(request, MAX_SUBSCRIPTION))
-    sub = await rt.store.call(lambda s: s.subscription(device_id))
+    live = rt.logins.live_ids()
+
+    def found(s: Store) -> dict[str, Any] | None:
+        s.keep_subscriptions_of(live)
+        return s.subscription(device_id)
+
+    sub = await rt.store.call(found)
     if sub is None:
         raise HTTPException(404, "no such device (or its push service dropped it already)")
-    sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt.store), tries=1)
+    sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt), tries=1)
     try:
         report = await sender.send(dict(TEST_PAYLOAD), "normal", to=[sub])
     finally:
@@ -96,7 +139,9 @@ async def test_device(request: Request, rt: Runtime = Depends(current_runtime)) 
 
 @router.delete("/api/push/subscriptions")
 async def remove_subscription(
-    request: Request, rt: Runtime = Depends(current_runtime)
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
     if isinstance(data, dict) and "id" in data:  # the devices view removes by id
@@ -107,10 +152,10 @@ async def remove_subscription(
         return {"ok": True}
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     if not isinstance(endpoint, str) or not _utf8(endpoint):
-        raise HTTPException(
-            422, 'send {"endpoint": ...} or {"id": ...} of the subscription to remove'
-        )
-    removed = await rt.store.call(lambda s: s.remove_subscription(endpoint))
+        raise HTTPException(422, 'send {"endpoint": ...} of the subscription to remove')
+    # A page removes its own login's subscriptions; the token any.
+    owner = actor.login if actor.via == "page" else None
+    removed = await rt.store.call(lambda s: s.remove_subscription(endpoint, owner))
     if not removed:
         raise HTTPException(404, "no such subscription")
     return {"ok": True}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from purplemux import __version__, session_facts
 from purplemux.model import Session, State
@@ -46,19 +46,26 @@ HEADERS = {
 
 @router.get("/", response_model=None)
 async def index(request: Request, token: str | None = None) -> Response:
-    """The dashboard; `?token=` signs in (cookie, then a redirect that drops the token)."""
+    """The dashboard; `?token=` signs in (the cookie, and a page that keeps the login's page
+    key and then replaces itself with the dashboard, dropping the token from the history)."""
     rt = runtime(request)
     if token is not None:
         if not token_ok(rt.token, token):
             return _login("That login link is not valid any more.", 401)
-        response = RedirectResponse(
-            "/", status_code=303, headers={"Referrer-Policy": "no-referrer"}
+        secret = rt.logins.create()
+        # The page key is in this response only (never in a URL, never in the dashboard): a
+        # server that replays the cookie, which reaches every port, cannot fetch it.
+        html = (
+            _env(web_dir() / "templates")
+            .get_template("signin.html")
+            .render(key=rt.logins.page_key(secret))
         )
+        response = HTMLResponse(html, headers=HEADERS)
         # A login secret of its own, never the token: cookies ignore ports, so this one also
-        # reaches other servers on this host; it opens only the dashboard and can be revoked.
+        # reaches other servers on this host; alone it only views, and can be revoked.
         response.set_cookie(
             logins.COOKIE,
-            rt.logins.create(),
+            secret,
             httponly=True,
             samesite="strict",
             path="/",

@@ -1,5 +1,10 @@
 """WS /api/stream: a snapshot, then one message per batch of changes (purplemux.feed); clients
-may report page visibility."""
+may report page visibility.
+
+A login cookie alone may follow the feed (what the dashboard shows) but its visibility reports
+count for nothing: only a page that sends its page key with them (`{"type": "visibility",
+"visible", "focused", "key"}`), or a client with the token, holds back pushes, and only those to
+its own login's devices, while it stays connected."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from purplemux.server.runtime import is_authenticated, runtime
+from purplemux.server.runtime import actor_of, is_authenticated, runtime
 
 router = APIRouter()
 
@@ -42,6 +47,9 @@ async def stream(ws: WebSocket) -> None:
             except ValueError:
                 continue
             if isinstance(msg, dict) and msg.get("type") == "visibility":
+                key = msg.get("key")
+                actor = actor_of(ws, key if isinstance(key, str) else "")
+                sub.login = actor.login if actor is not None else None
                 sub.visible = bool(msg.get("visible")) and bool(msg.get("focused", True))
 
     async def sender() -> None:

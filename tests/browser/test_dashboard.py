@@ -149,7 +149,9 @@ def test_server_renders_the_state_without_javascript(browser: Browser, daemon: D
     make(daemon, "nojs-busy", "busy", pane="%1")
     make(daemon, "nojs-review", "review", pane="%2")
     with new_page(browser, java_script_enabled=False) as page:
-        page.goto(f"{daemon.url}/?token={daemon.token}#session-nojs-review")
+        page.goto(f"{daemon.url}/?token={daemon.token}")
+        page.wait_for_url(daemon.url + "/")  # the login page's <noscript> refresh
+        page.goto(f"{daemon.url}/#session-nojs-review")
         expect(row(page, "nojs-busy")).to_have_attribute("data-state", "busy")
         expect(row(page, "nojs-review")).to_have_attribute("data-state", "review")
         expect(row(page, "nojs-review").locator('[data-action="dismiss"]')).to_be_visible()

@@ -32,6 +32,7 @@ from purplemux.server.app import create_app
 from purplemux.settings import Settings
 from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest
 from tests.support import Daemon, free_port, settings_for
+from tests.support.logins import http_login
 
 PUBLIC = {
     Endpoint("http", "GET", "/api/health"),
@@ -55,7 +56,7 @@ def app_client(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
 def login(c: TestClient, token: str) -> dict[str, str]:
     """Sign in as a browser would; the Cookie header that browser then sends."""
     r = c.get(f"/?token={token}", follow_redirects=False)
-    assert r.status_code == 303
+    assert r.status_code == 200  # the page that keeps the page key, then opens the dashboard
     secret = SimpleCookie(r.headers["set-cookie"])[logins.COOKIE].value
     c.cookies.clear()  # each test sends the header it means to, nothing kept by the client
     return {"Cookie": f"{logins.COOKIE}={secret}"}
@@ -183,9 +184,11 @@ def test_every_endpoint_but_health_static_and_the_app_shell_needs_the_token(
 def test_login_cookie_is_httponly_samesite_strict(app_client: tuple[TestClient, str]) -> None:
     c, token = app_client
     r = c.get(f"/?token={token}", follow_redirects=False)
-    assert r.status_code == 303
-    assert r.headers["location"] == "/"  # the token leaves the address bar at once
+    assert r.status_code == 200  # its script keeps the page key, then replaces it with "/"
+    assert "location" not in r.headers
+    assert token not in r.text  # the page holds the page key, never the token
     assert _tokens(r.headers, "referrer-policy") == {"no-referrer"}
+    assert "no-store" in r.headers["cache-control"]
     raw = [v for v in r.headers.get_list("set-cookie") if v.startswith(logins.COOKIE + "=")]
     assert len(raw) == 1
     cookie = SimpleCookie()
@@ -391,16 +394,15 @@ def request(
 
 def test_token_and_cookie_never_reach_the_log(daemon: Daemon) -> None:
     token = daemon.token
-    login = request(daemon, "GET", f"/?token={quote(token)}")
-    assert login.status == 303
-    cookies = [c.split(";", 1)[0] for c in login.headers.get_all("set-cookie") or []]
-    [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
+    signed_in = http_login(daemon.port, token)
+    cookie = signed_in.cookie
     assert token not in cookie
-    jar = {"Cookie": cookie}
+    jar = signed_in.cookie_only
     assert request(daemon, "GET", "/", jar).status == 200
     assert request(daemon, "GET", "/api/sessions", jar).status == 200
     assert request(daemon, "GET", "/api/sessions/nope", jar).status == 404
-    assert request(daemon, "GET", "/api/push/key", jar).status == 200
+    assert request(daemon, "GET", "/api/push/key", jar).status == 403  # acting: the key too
+    assert request(daemon, "GET", "/api/push/key", signed_in.page).status == 200
     hook = b'{"session_id": "logged", "hook_event_name": "UserPromptSubmit"}'
     assert request(daemon, "POST", "/api/hooks", jar, hook).status == 401  # hooks: the token
     bearer = {"Authorization": f"Bearer {token}"}
@@ -420,7 +422,8 @@ def test_token_and_cookie_never_reach_the_log(daemon: Daemon) -> None:
     daemon.stop()
     logs = daemon.logs()
     assert "purplemux listening on" in logs and "purplemux open" in logs  # not a terminal
-    for secret in {token, quote(token), quote(token, safe=""), cookie.split("=", 1)[1]}:
+    secrets = {token, quote(token), quote(token, safe=""), cookie.split("=", 1)[1], signed_in.key}
+    for secret in secrets:
         assert secret not in logs, logs
     assert "Bearer" not in logs
 

@@ -14,6 +14,7 @@ from purplemux.server import logins
 from purplemux.server.app import create_app
 from tests.hardening.helpers import spy_compare_digest
 from tests.support import Daemon, settings_for
+from tests.support.logins import http_login
 
 
 def get(d: Daemon, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
@@ -26,12 +27,9 @@ def get(d: Daemon, path: str, headers: dict[str, str] | None = None) -> http.cli
 
 
 def sign_in(d: Daemon) -> dict[str, str]:
-    r = get(d, f"/?token={quote(d.token)}")
-    assert r.status == 303
-    cookies = [c.split(";", 1)[0] for c in r.headers.get_all("set-cookie") or []]
-    [cookie] = [c for c in cookies if c.startswith(logins.COOKIE + "=")]
-    assert d.token not in cookie
-    return {"Cookie": cookie}
+    login = http_login(d.port, d.token)
+    assert d.token not in login.cookie
+    return login.cookie_only
 
 
 def test_the_token_as_a_cookie_opens_nothing(daemon: Daemon) -> None:
@@ -91,7 +89,7 @@ def test_the_login_cookie_is_compared_in_constant_time(
     calls = spy_compare_digest(monkeypatch, "purplemux.server.logins")
     with TestClient(create_app(settings_for(tmp_path))) as c:
         token = (tmp_path / "home" / "token").read_text().strip()
-        c.get(f"/?token={token}", follow_redirects=False)
+        assert c.get(f"/?token={token}", follow_redirects=False).status_code == 200
         secret = c.cookies[logins.COOKIE]
         c.cookies.clear()
         calls.clear()

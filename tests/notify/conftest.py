@@ -25,6 +25,9 @@ TEST_PAGE = b"""<!doctype html>
 <body>
 <script type="module">
   import * as push from "/static/push.js";
+  import { storeKey } from "/static/pagekey.js";
+  // What the daemon's login page does: keep the page key the push routes ask for.
+  await storeKey("test-page-key");
   window.purplemuxPush = push;
   window.swMessages = [];
   navigator.serviceWorker.addEventListener("message", (e) => window.swMessages.push(e.data));
@@ -72,6 +75,8 @@ class Site:
     origin: str
     application_server_key: str
     subscriptions: list[Any] = field(default_factory=list)
+    page_keys: list[str | None] = field(default_factory=list)
+    """The page key header each POST carried."""
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +111,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             data = json.loads(self.rfile.read(length) or b"null")
             if self.path == "/api/push/subscriptions":
                 holder["site"].subscriptions.append(data)
+                holder["site"].page_keys.append(self.headers.get("X-Purplemux-Key"))
                 self._send(201, b"{}", "application/json")
             else:
                 self._send(404, b"{}", "application/json")

@@ -227,3 +227,4 @@ def test_enable_push_posts_the_subscription(web_page: Page, site: Site) -> None:
         "expirationTime": None,
         "keys": {"p256dh": "BKEY", "auth": "AUTH"},
     }
+    assert site.page_keys[-1] == "test-page-key"  # the cookie alone may not subscribe

@@ -62,9 +62,10 @@ def make(daemon: Daemon, sid: str, state: str, pane: str = "%0", cwd: str = "/w/
 
 
 def sign_in(page: Page, daemon: Daemon) -> Page:
-    """Open the login link as `purplemux open` would, and wait until the page is live."""
+    """Open the login link as `purplemux open` would, and wait until the page is live (the
+    link's page keeps the page key, then replaces itself with the dashboard)."""
     page.goto(f"{daemon.url}/?token={daemon.token}")
-    assert page.url == daemon.url + "/"
+    page.wait_for_url(daemon.url + "/")
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
     return page
 

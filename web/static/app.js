@@ -2,6 +2,7 @@
 // Plain ES module, no build step, no inline code (the page's CSP allows only 'self' scripts).
 
 import * as view from "./view.js";
+import { pageKey } from "./pagekey.js";
 
 const RECENT_LIMIT = 20;
 const BACKOFF_START_MS = 500;
@@ -307,7 +308,10 @@ function onClose(ws, event) {
   live.retry = setTimeout(connect, delay);
 }
 
-function sendVisibility() {
+// The page key goes with each report: without it the daemon ignores the report (a login cookie
+// alone, which other local servers also receive, must not hold anyone's pushes back).
+async function sendVisibility() {
+  const key = await pageKey();
   const ws = live.ws;
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
   ws.send(
@@ -315,6 +319,7 @@ function sendVisibility() {
       type: "visibility",
       visible: document.visibilityState === "visible",
       focused: document.hasFocus(),
+      key,
     }),
   );
 }

@@ -1,6 +1,10 @@
 // "Your devices": this daemon's push subscriptions, listed when the settings open, each with a
 // test notification and Remove. Talks to GET /api/push/subscriptions,
-// POST /api/push/subscriptions/test and DELETE /api/push/subscriptions. Text via textContent only.
+// POST /api/push/subscriptions/test and DELETE /api/push/subscriptions, with this page's key
+// (pagekey.js): a page with only the login cookie cannot list or change them. Text via
+// textContent only.
+
+import { keyHeaders } from "/static/pagekey.js";
 
 const settings = document.querySelector('[data-slot="settings"]');
 const list = document.querySelector('[data-slot="devices"]');
@@ -8,10 +12,11 @@ const empty = document.querySelector('[data-slot="devices-empty"]');
 const result = document.querySelector('[data-slot="devices-result"]');
 
 async function api(method, path, body) {
+  const headers = body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" };
   const response = await fetch(path, {
     method,
     credentials: "same-origin",
-    headers: body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" },
+    headers: await keyHeaders(headers),
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = await response.json().catch(() => ({}));

@@ -4,6 +4,10 @@
 // the session's view (its actions, on the row as data-actions). Talks to GET /screen, POST /answer,
 // POST /focus. Watches the rows app.js renders; needs nothing from it.
 // Session and screen text only ever reaches the page through textContent.
+// Each of these calls acts, so it carries this page's key (pagekey.js); a page opened with the
+// login cookie alone has none, and says how to get it back instead of acting.
+
+import { NO_KEY, keyHeaders, pageKey } from "./pagekey.js";
 
 const POLL_MS = 1500;
 const LAST_LINES = 12;
@@ -15,10 +19,11 @@ function sessionPath(id, what) {
 }
 
 async function api(method, path, body) {
+  const base = body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" };
   const response = await fetch(path, {
     method,
     credentials: "same-origin",
-    headers: body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" },
+    headers: await keyHeaders(base),
     body: body ? JSON.stringify(body) : undefined,
   });
   let data = null;
@@ -75,6 +80,7 @@ function render(row, screen) {
   if (!prompt) {
     panel.hidden = true;
     panel.replaceChildren();
+    delete panel.dataset.noKey;
     if (state) state.promptId = null;
     return;
   }
@@ -126,6 +132,20 @@ function render(row, screen) {
     parts.push(el("p", "prompt-result", "Answering is off on this daemon (PURPLEMUX_INPUT)."));
   }
   panel.replaceChildren(...parts);
+  delete panel.dataset.noKey;
+  panel.hidden = false;
+}
+
+// This page may not act (no page key, or not this login's): say how to get the key back.
+function cannotAct(row, text) {
+  const panel = panelOf(row);
+  if (panel.dataset.noKey === text && !panel.hidden) return;
+  const line = el("p", "prompt-result", text);
+  line.dataset.slot = "prompt-result";
+  line.dataset.ok = "false";
+  panel.replaceChildren(line);
+  panel.dataset.noKey = text;
+  delete panel.dataset.promptId;
   panel.hidden = false;
 }
 
@@ -134,8 +154,10 @@ async function refresh(row) {
   const state = open.get(id);
   if (!state || state.busy) return;
   try {
-    const { ok, data } = await api("GET", sessionPath(id, "screen"));
-    if (ok && open.get(id) === state && !state.busy) render(row, data);
+    const { ok, status, data } = await api("GET", sessionPath(id, "screen"));
+    if (open.get(id) !== state || state.busy) return;
+    if (ok) render(row, data);
+    else if (status === 403) cannotAct(row, (await pageKey()) ? data.error || NO_KEY : NO_KEY);
   } catch (_) {
     // The daemon is unreachable: the connection status says so.
   }
@@ -196,13 +218,14 @@ async function jump(row, button) {
   const id = row.dataset.sessionId;
   button.disabled = true;
   try {
-    const { ok, data } = await api("POST", sessionPath(id, "focus"), {});
+    const { ok, status, data } = await api("POST", sessionPath(id, "focus"), {});
     button.dataset.result = ok ? "ok" : "failed";
+    const refused = status === 403 && !(await pageKey()) ? NO_KEY : data.error;
     button.title = ok
       ? data.client
         ? `Switched ${data.client} to ${data.pane}`
         : `Selected ${data.pane}; no terminal is attached to its tmux server`
-      : data.error || "Could not focus the pane";
+      : refused || "Could not focus the pane";
   } catch (_) {
     button.dataset.result = "failed";
   } finally {

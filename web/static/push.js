@@ -1,5 +1,8 @@
 // Turning on Web Push for this device, and local notifications while the page is open.
 // Plain ES module, no bundler: import { enablePush, showLocalNotification } from "/static/push.js".
+// The daemon's push routes need this page's key (pagekey.js), not just the login cookie.
+
+import { NO_KEY, keyHeaders, pageKey } from "./pagekey.js";
 
 const SW_URL = "/static/sw.js";
 const SW_SCOPE = "/";
@@ -63,7 +66,7 @@ async function fetchJson(url, options, ms) {
 }
 
 async function fetchKey(keyUrl, ms) {
-  const response = await fetchJson(keyUrl, { headers: { Accept: "application/json" } }, ms);
+  const response = await fetchJson(keyUrl, { headers: await keyHeaders({ Accept: "application/json" }) }, ms);
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const text = (await response.text()).trim();
   let key = text;
@@ -106,6 +109,9 @@ export async function enablePush({
   }
   if (permission !== "granted") {
     return failure(BLOCKED);
+  }
+  if (!(await pageKey())) {
+    return failure(NO_KEY);
   }
 
   let registration;
@@ -159,12 +165,16 @@ export async function enablePush({
       subscribeUrl,
       {
         method: "POST",
-        headers: { "Content-Type": "application/json" },
+        headers: await keyHeaders({ "Content-Type": "application/json" }),
         body: JSON.stringify(subscription.toJSON()),
       },
       timeoutMs,
     );
     if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      if (response.status === 403 || response.status === 409) {
+        return failure(body.error || `purplemux did not save this device (HTTP ${response.status}).`);
+      }
       return failure(
         `purplemux did not save this device (HTTP ${response.status}). ` +
           "Reload the page and try again.",

@@ -18,6 +18,7 @@ const SHELL = [
   "/static/view.js",
   "/static/prompt.js",
   "/static/push.js",
+  "/static/pagekey.js",
   "/static/app-shell.js",
   "/static/chime.js",
   "/static/devices.js",
@@ -106,8 +107,36 @@ self.addEventListener("push", (event) => {
   event.waitUntil(self.registration.showNotification(title, options));
 });
 
-// An action button: answer the prompt the notification was about (same origin, so the
-// dashboard's cookie goes with it). If it cannot be answered, say why and open the page.
+// The page key the login link handed to the page (pagekey.js keeps it in this origin's
+// IndexedDB; a worker has no localStorage). The cookie alone may not answer: another local
+// server receives it too. "" when there is none.
+function pageKey() {
+  return new Promise((resolve) => {
+    const request = indexedDB.open("purplemux", 1);
+    request.onupgradeneeded = () => request.result.createObjectStore("keys");
+    request.onerror = () => resolve("");
+    request.onsuccess = () => {
+      const db = request.result;
+      try {
+        const get = db.transaction("keys", "readonly").objectStore("keys").get("page");
+        get.onsuccess = () => resolve(typeof get.result === "string" ? get.result : "");
+        get.onerror = () => resolve("");
+      } catch (_) {
+        resolve("");
+      } finally {
+        db.close(); // closes once the transaction is done
+      }
+    };
+  });
+}
+
+async function keyHeaders(headers) {
+  const key = await pageKey();
+  return key ? { ...headers, "X-Purplemux-Key": key } : headers;
+}
+
+// An action button: answer the prompt the notification was about, with the page key (and the
+// dashboard's cookie, same origin). If it cannot be answered, say why and open the page.
 async function answerFromNotification(data, option) {
   const path = `/api/sessions/${encodeURIComponent(data.session_id)}/answer`;
   let reason = "";
@@ -115,7 +144,7 @@ async function answerFromNotification(data, option) {
     const response = await fetch(new URL(path, self.registration.scope), {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      headers: await keyHeaders({ "Content-Type": "application/json", Accept: "application/json" }),
       body: JSON.stringify({ prompt_id: data.prompt_id, option, by: "push" }),
     });
     if (response.ok) return true;
@@ -171,7 +200,7 @@ self.addEventListener("pushsubscriptionchange", (event) => {
       await fetch(new URL("/api/push/subscriptions", self.registration.scope), {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
+        headers: await keyHeaders({ "Content-Type": "application/json" }),
         body: JSON.stringify(subscription.toJSON()),
       });
     })(),
