@@ -187,7 +187,7 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
     from pathlib import Path
 
     from purplemux import install
-    from purplemux.server.auth import ensure_home
+    from purplemux.home import ensure_home
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
@@ -617,7 +617,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.server.logins import logout_all
+    from purplemux.logins import logout_all
 
     count = logout_all(settings.home)
     print(f"signed out {count} dashboard login(s); sign in again with `purplemux open`", file=out)

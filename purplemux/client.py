@@ -8,7 +8,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from purplemux.server.auth import read_token
+from purplemux.home import read_token
 from purplemux.settings import Settings
 
 

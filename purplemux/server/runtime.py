@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
+from purplemux.logins import COOKIE
 from purplemux.runtime import Runtime
 from purplemux.server.auth import presented_token, token_ok
-from purplemux.server.logins import COOKIE
 
 __all__ = [
     "Runtime",
