@@ -4,6 +4,7 @@ private socket showing a captured Claude Code 2.1.332 permission dialog (tests/s
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -22,13 +23,14 @@ from purplemux.actions import (
     outcome,
 )
 from purplemux.answer import Choice, Desk
+from purplemux.cli import main
 from purplemux.engine import Engine
 from purplemux.model import State
 from purplemux.settings import Settings
 from purplemux.sources.hooks import to_event
 from purplemux.store import AsyncStore
-from tests.support import wait_for
-from tests.support.screens import HOOKS_ASKING, capture, dialog_pane
+from tests.support import Daemon, cli_sees, wait_for
+from tests.support.screens import HOOKS_ASKING, asking, capture, dialog_pane
 
 
 @dataclass
@@ -267,3 +269,28 @@ async def test_another_hosts_session_is_relayed_and_ours_never(world: World) -> 
     assert other.asked == [("focus", "r1", {"client": "/dev/pts/1"})]
     # Without a broker, nothing is relayed.
     assert await world.acts.relayed("screen", "r1", {}) is None
+
+
+def test_the_cli_says_what_a_refused_or_unconfirmed_answer_means(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI goes through the HTTP API: an ActionError's JSON (its reason, the keys typed, the
+    prompt) reaches the terminal with what to do next."""
+    with dialog_pane(tmp_path) as (sock, pane):
+        d = cli_sees(
+            Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start(), monkeypatch
+        )
+        try:
+            asking(d, "cli-1", sock, pane)
+            wait_for(lambda: (d.session("cli-1") or {}).get("state") == "needs-input")
+            # Not Claude: Enter reaches the pane, the dialog stays (504).
+            assert main(["answer", "cli-1", "--option", "Yes"], out=io.StringIO()) == 1
+            err = capsys.readouterr().err
+            assert "still on screen" in err and "(HTTP 504)" in err
+            assert "keys typed: Enter" in err and "purplemux peek cli-1" in err
+            # A free-text answer to a permission: 422, with the options to pick from.
+            assert main(["answer", "cli-1", "--text", "maybe"], out=io.StringIO()) == 1
+            err = capsys.readouterr().err
+            assert "takes no free text" in err and "pick one of the options" in err
+        finally:
+            d.stop()
