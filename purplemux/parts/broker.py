@@ -34,6 +34,7 @@ async def broker(rt: Runtime) -> None:
             notify=on_remote_notify,
         ),
         live_since=engine.live_since,
+        window=settings.context_window,
     )
 
     def local() -> list[Row]:

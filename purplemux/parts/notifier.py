@@ -83,6 +83,10 @@ async def notifier(rt: Runtime) -> None:
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()
     alerts = ContextAlerts() if rt.settings.notify_context else None
+    window = rt.settings.context_window
+
+    def band(session: Session) -> str:
+        return present(session, context_window=window).context_band
 
     def send(*jobs: Any) -> None:
         for job in jobs:
@@ -97,11 +101,11 @@ async def notifier(rt: Runtime) -> None:
         if session.ended:
             alerts.forget(session.id)
             return
-        if not alerts.entered_critical(session.id, present(session).context_band):
+        if not alerts.entered_critical(session.id, band(session)):
             return
         if rt.engine.feed.focused_pages():
             return  # the user is looking at the dashboard, which shows the bar
-        payload = context_payload(session)
+        payload = context_payload(session, window)
         send(
             sender.send(payload, "normal"),
             desktop.notify(payload["title"], payload["body"], urgent=False),
@@ -123,7 +127,7 @@ async def notifier(rt: Runtime) -> None:
 
     if alerts is not None:
         for known in rt.engine.sessions.values():
-            alerts.seed(known.id, present(known).context_band)  # already critical: no push
+            alerts.seed(known.id, band(known))  # already critical: no push
     rt.engine.on_notify.append(on_notify)
     rt.engine.on_change.append(on_change)
     try:

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from purplemux import __version__, session_facts
+from purplemux import __version__
 from purplemux.actions import ActionError
 from purplemux.engine import Engine
 from purplemux.home import ensure_home, load_or_create_token, write_private
@@ -57,7 +57,6 @@ def create_app(
     `components`: the parts to run instead of the default ones (tests). `adapters`: makes the
     session-file watcher, the tmux control clients and the logins from the settings and the
     token, at start (a test may give its own)."""
-    session_facts.window_override = settings.context_window
     parts = default_parts(settings) if components is None else components
 
     @contextlib.asynccontextmanager
@@ -116,7 +115,7 @@ async def _start(settings: Settings, adapters: Callable[[Settings, str], Adapter
     await store.open()
     await retention.prune(store, settings)  # before loading: old sessions are never served
     retention.tighten(settings.home)
-    engine = Engine(store, host=settings.host_name)
+    engine = Engine(store, host=settings.host_name, context_window=settings.context_window)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(
         settings=settings,
