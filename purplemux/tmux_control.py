@@ -188,9 +188,12 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
 class TmuxControl:
     """The daemon's control clients, one per tmux server socket, and who wants to hear of them."""
 
-    def __init__(self, *, default_socket: str, tmux: str = "tmux") -> None:
-        self._default_socket = default_socket
-        """The default server's socket (Settings.tmux_default_socket: it reads TMUX_TMPDIR)."""
+    def __init__(self, *, default_socket: str | None = None, tmux: str = "tmux") -> None:
+        self._default_socket = default_socket or os.path.join(
+            "/tmp", f"tmux-{os.getuid()}", "default"
+        )
+        """The default server's socket: the daemon passes Settings.tmux_default_socket (which
+        follows TMUX_TMPDIR); without it, tmux's own default when TMUX_TMPDIR is unset."""
         self._tmux = tmux
         self.clients: dict[str, ControlClient] = {}
         self.listeners: list[Callable[[str, str], None]] = []
