@@ -69,8 +69,8 @@ class Runtime:
     transcripts: TranscriptStats = field(default_factory=TranscriptStats)
     """What the transcript part read: bytes, histories still being summed, resumed offsets."""
     broker: Broker | None = None
-    """The link to the shared Redis (with --broker), set while the broker part runs; its
-    `view` holds the other hosts' sessions."""
+    """The link to the shared Redis (with --broker), set while the broker part runs: the
+    broker's health, and the relay that hands other hosts' sessions to their owners."""
     actions: Actions = field(init=False)
     """What a person can do to a session (screen, answer, focus, dismiss), relayed to the
     owning host through the broker when another host has it."""
