@@ -33,6 +33,7 @@ SETTLE = 1.5
 """Seconds `screen` waits for a dialog it sees to be known as needs-input (see `Actions.screen`)."""
 SETTLE_STEP = 0.05
 VERBS = ("dismiss", "answer", "focus", "screen")
+"""What a person can do to a session (and so what another host may ask of its owner)."""
 
 
 class ActionError(Exception):
@@ -45,6 +46,7 @@ class ActionError(Exception):
         self.extra = extra
 
     def to_json(self) -> dict[str, Any]:
+        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
         return {"error": self.reason, **self.extra}
 
     @classmethod
@@ -62,6 +64,7 @@ class Outcome:
 
     @classmethod
     def refused(cls, exc: ActionError) -> Outcome:
+        """A refusal as it travels: its status, `{"error": reason, ...facts}`."""
         return cls(exc.status, exc.to_json())
 
 
