@@ -25,9 +25,11 @@ test: test-deps
 test-fast: setup
 	$(BIN)/python -m pytest -m "not e2e and not browser"
 
+# lint-imports: the layer, independence and no-cycle contracts in pyproject.toml.
 lint: setup
 	$(BIN)/ruff check purplemux tests benchmarks scripts
 	$(BIN)/ruff format --check purplemux
+	$(BIN)/lint-imports --no-cache
 
 typecheck: setup
 	$(BIN)/mypy

@@ -18,6 +18,7 @@ from purplemux.timefmt import duration
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
+    from purplemux.client import ApiError
     from purplemux.service import Kind
 
 # The daemon client (and what it imports) loads only in the commands that need it:
@@ -187,7 +188,7 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
     from pathlib import Path
 
     from purplemux import install
-    from purplemux.server.auth import ensure_home
+    from purplemux.home import ensure_home
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
@@ -473,7 +474,27 @@ ANSWER_FIXES = {
     "PURPLEMUX_INPUT=on",
     409: "run `purplemux peek {id}` to see what the pane shows now, then answer again",
     422: "pick one of the options listed above, by its label",
+    502: "tmux refused the keys: is the pane still there? `purplemux peek {id}` shows it",
+    503: "the host that owns this session cannot be reached now; answer on that host, or try "
+    "again once the broker shows it online",
+    504: "the keys went but the dialog did not go: run `purplemux peek {id}` to see the pane",
 }
+"""What to do next, by the status of a refused or unconfirmed answer (actions.ActionError)."""
+
+
+def explain_refusal(exc: ApiError, sid: str) -> None:
+    """A refused answer on stderr: the daemon's reason, the keys it typed already, the prompt
+    on screen now when it changed, and what to do next."""
+    print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
+    typed = exc.body.get("typed") or exc.body.get("keys")
+    if isinstance(typed, list) and typed:
+        print(f"purplemux: keys typed: {' '.join(map(str, typed))}", file=sys.stderr)
+    prompt = exc.body.get("prompt")
+    if exc.status == 409 and isinstance(prompt, dict):
+        sys.stderr.write("purplemux: the pane asks now:\n" + render_prompt(prompt))
+    fix = ANSWER_FIXES.get(exc.status, "")
+    if fix:
+        print(f"purplemux: {fix.format(id=sid[:8])}", file=sys.stderr)
 
 
 def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -504,10 +525,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     try:
         result = client.request("POST", f"/api/sessions/{sid}/answer", body)
     except ApiError as exc:
-        fix = ANSWER_FIXES.get(exc.status, "")
-        print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
-        if fix:
-            print(f"purplemux: {fix.format(id=sid[:8])}", file=sys.stderr)
+        explain_refusal(exc, sid)
         return 1
     out.write(f"answered: {result['answered']}\n")
     return 0
@@ -617,7 +635,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.server.logins import logout_all
+    from purplemux.logins import logout_all
 
     count = logout_all(settings.home)
     print(

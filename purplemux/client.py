@@ -8,7 +8,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from purplemux.server.auth import read_token
+from purplemux.home import read_token
 from purplemux.settings import Settings
 
 
@@ -17,11 +17,13 @@ class DaemonUnreachable(RuntimeError):
 
 
 class ApiError(RuntimeError):
-    """The daemon answered with an error; `status` and the daemon's reason are kept."""
+    """The daemon answered with an error: its `status`, its reason, and the whole JSON `body`
+    (an action's refusal carries facts: the prompt on screen now, the keys already typed)."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, body: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
         self.status = status
+        self.body: dict[str, Any] = body if body is not None else {}
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,11 @@ class Client:
                 return json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as exc:
             try:
-                reason = json.loads(exc.read()).get("error", exc.reason)
-            except (ValueError, AttributeError):
-                reason = str(exc.reason)
-            raise ApiError(exc.code, str(reason)) from None
+                body = json.loads(exc.read())
+            except ValueError:
+                body = None
+            body = body if isinstance(body, dict) else {}
+            raise ApiError(exc.code, str(body.get("error", exc.reason)), body) from None
         except (urllib.error.URLError, OSError) as exc:
             raise DaemonUnreachable(
                 f"the daemon does not answer at {self.base_url} ({exc}): "

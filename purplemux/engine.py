@@ -78,10 +78,13 @@ class Engine:
         clock: Callable[[], float] = time.time,
         queue_size: int = 10_000,
         host: str = "",
+        context_window: int | None = None,
     ) -> None:
         self.store = store
         self.host = host
         """This machine's name: every session this engine serves carries it as `host`."""
+        self.context_window = context_window
+        """One context window for every model (PURPLEMUX_CONTEXT_WINDOW), or None: the table."""
         self.remote: RemoteSessions | None = None
         """Other hosts' sessions (a broker is configured): merged into snapshots, never stepped."""
         self.clock = clock
@@ -161,7 +164,7 @@ class Engine:
 
     def views(self, include_ended: bool = True) -> list[SessionView]:
         """What the page lists: every session's view (other hosts' too)."""
-        local = [present(s, self.origin) for s in self.listed(include_ended)]
+        local = [present(s, self.origin, self.context_window) for s in self.listed(include_ended)]
         return local + (self.remote.views(include_ended) if self.remote is not None else [])
 
     def public(self, session: Session) -> dict[str, Any]:
@@ -172,7 +175,7 @@ class Engine:
         origin = self.origin
         kept = self._public.get(session.id)
         if kept is None or kept[0] is not session or kept[1] != origin:
-            kept = (session, origin, session_json(session, origin))
+            kept = (session, origin, session_json(session, origin, self.context_window))
             self._public[session.id] = kept
         return dict(kept[2])
 

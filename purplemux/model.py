@@ -128,8 +128,8 @@ class Session:
             return None
         return self.cwd.rstrip("/").rsplit("/", 1)[-1] or self.cwd
 
-    def to_json(self) -> dict[str, Any]:
-        """The public JSON shape (DESIGN.md, HTTP API)."""
+    def to_json(self, window: int | None = None) -> dict[str, Any]:
+        """The public JSON shape (DESIGN.md, HTTP API); `window`: the context window setting."""
         return {
             "id": self.id,
             "state": self.state.value,
@@ -155,7 +155,7 @@ class Session:
             "title": self.title,
             "permission_mode": self.permission_mode,
             "context": session_facts.context(
-                self.context_tokens, self.model, self.long_context, self.compacting
+                self.context_tokens, self.model, self.long_context, self.compacting, window
             ),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "cost_source": self.cost_source,

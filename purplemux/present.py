@@ -238,11 +238,12 @@ class SessionView:
 _VIEW_FIELDS = tuple(f.name for f in fields(SessionView))
 
 
-def present(s: Session, origin: Origin = LOCAL) -> SessionView:
-    """The one view of a session (owned by `origin`'s host)."""
+def present(s: Session, origin: Origin = LOCAL, context_window: int | None = None) -> SessionView:
+    """The one view of a session (owned by `origin`'s host; `context_window`: the setting
+    PURPLEMUX_CONTEXT_WINDOW, None for the model table)."""
     lk = LOOKS[s.state]
     name = session_facts.display_name(s.title, s.project, s.id)
-    facts = session_facts.row_facts(_facts_input(s, name))
+    facts = session_facts.row_facts(_facts_input(s, name, context_window))
     ctx = facts["context"]
     percent = ctx["percent"] if ctx else None
     pane = s.tmux.pane if s.tmux and s.tmux.pane else ""
@@ -299,7 +300,7 @@ def present(s: Session, origin: Origin = LOCAL) -> SessionView:
         cost=facts["cost"],
         retrying=facts["retrying"],
         tasks=facts["review"] if facts["review"] and facts["tasks"] else facts["tasks"],
-        facts=session_facts.facts_line(_facts_input(s, name)),
+        facts=session_facts.facts_line(_facts_input(s, name, context_window)),
         group=group,
         window=window,
         order=(
@@ -314,25 +315,27 @@ def present(s: Session, origin: Origin = LOCAL) -> SessionView:
     )
 
 
-def session_json(s: Session, origin: Origin = LOCAL) -> dict[str, Any]:
+def session_json(s: Session, origin: Origin = LOCAL, window: int | None = None) -> dict[str, Any]:
     """A session as the API and the feed send it: its fields, its owner and its `view`."""
     return {
-        **s.to_json(),
+        **s.to_json(window),
         "host": origin.host,
         "stale": origin.stale,
         "offline_since": origin.offline_since if origin.stale else None,
-        "view": present(s, origin).to_json(),
+        "view": present(s, origin, window).to_json(),
     }
 
 
-def _facts_input(s: Session, name: str) -> dict[str, Any]:
+def _facts_input(s: Session, name: str, window: int | None) -> dict[str, Any]:
     """The session's facts in the shape session_facts.row_facts reads (its JSON's keys)."""
     return {
         "id": s.id,
         "state": s.state.value,
         "name": name,
         "permission_mode": s.permission_mode,
-        "context": session_facts.context(s.context_tokens, s.model, s.long_context, s.compacting),
+        "context": session_facts.context(
+            s.context_tokens, s.model, s.long_context, s.compacting, window
+        ),
         "cost_usd": s.cost_usd,
         "retries": s.retries,
         "background_tasks": s.background_tasks,

@@ -1,23 +1,54 @@
-"""What a running daemon holds: settings, token, store, engine, and the parts' shared pieces."""
+"""What a running daemon holds: settings, token, store, engine, adapters, and the verbs."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from purplemux.actions import Actions, Relay
 from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.history import Ledger
-from purplemux.hosts.broker import BrokerLink
+from purplemux.logins import FILE as LOGINS_FILE
+from purplemux.logins import Logins
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
-from purplemux.server.logins import FILE as LOGINS_FILE
-from purplemux.server.logins import Logins
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import TmuxControl
+
+
+class Broker(Relay, Protocol):
+    """The link to the shared Redis as the daemon uses it (purplemux.hosts.broker.BrokerLink)."""
+
+    def health(self) -> dict[str, Any]:
+        """`{"state": connected|connecting|down, "since": ts}` for /api/health and the page."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Adapters:
+    """What a daemon reads and drives beyond its store; create_app builds them (a test may give
+    its own)."""
+
+    session_files: SessionFileWatcher
+    """Claude's session files, read by the session-file, process and recovery parts."""
+    tmux: TmuxControl
+    """One tmux control client per server: pane changes (process part), writes (pane marker)."""
+    logins: Logins
+    """The dashboard's login cookies (kept under the home, keyed with the token)."""
+
+
+def default_adapters(settings: Settings, token: str) -> Adapters:
+    """The real ones: Claude's session folder, tmux's servers, the logins file in the home."""
+    return Adapters(
+        session_files=SessionFileWatcher(settings.claude_dir / "sessions"),
+        tmux=TmuxControl(default_socket=settings.tmux_default_socket),
+        logins=Logins(settings.home / LOGINS_FILE, token),
+    )
 
 
 @dataclass(eq=False)
@@ -28,10 +59,7 @@ class Runtime:
     token: str
     store: AsyncStore
     engine: Engine
-    session_files: SessionFileWatcher = field(init=False)
-    """Claude's session files, read by the session-file, process and recovery parts."""
-    tmux: TmuxControl = field(init=False)
-    """One tmux control client per server: pane changes (process part), writes (pane marker)."""
+    adapters: Adapters
     vapid: VapidKeys | None = None
     desk: Desk = field(default_factory=Desk)
     """The prompt desk: when each dialog was first seen, one answer at a time per pane."""
@@ -40,16 +68,27 @@ class Runtime:
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     transcripts: TranscriptStats = field(default_factory=TranscriptStats)
     """What the transcript part read: bytes, histories still being summed, resumed offsets."""
-    logins: Logins = field(init=False)
-    """The dashboard's login cookies (kept under the home, keyed with the token)."""
-    broker: BrokerLink | None = None
-    """The link to the shared Redis (with --broker), set while the broker part runs; its
-    `view` holds the other hosts' sessions."""
+    broker: Broker | None = None
+    """The link to the shared Redis (with --broker), set while the broker part runs: the
+    broker's health, and the relay that hands other hosts' sessions to their owners."""
+    actions: Actions = field(init=False)
+    """What a person can do to a session (screen, answer, focus, dismiss), relayed to the
+    owning host through the broker when another host has it."""
 
     def __post_init__(self) -> None:
-        self.session_files = SessionFileWatcher(self.settings.claude_dir / "sessions")
-        self.tmux = TmuxControl()
-        self.logins = Logins(self.settings.home / LOGINS_FILE, self.token)
+        self.actions = Actions(self.engine, self.desk, self.settings, relay=lambda: self.broker)
+
+    @property
+    def session_files(self) -> SessionFileWatcher:
+        return self.adapters.session_files
+
+    @property
+    def tmux(self) -> TmuxControl:
+        return self.adapters.tmux
+
+    @property
+    def logins(self) -> Logins:
+        return self.adapters.logins
 
     async def ingest(self, event: Event, live: bool = True) -> None:
         """Apply an event and wait until it is stored: only then may its sender forget it."""

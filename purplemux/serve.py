@@ -15,8 +15,8 @@ from urllib.parse import unquote_plus
 
 import uvicorn
 
+from purplemux.home import load_or_create_token
 from purplemux.server.app import create_app
-from purplemux.server.auth import load_or_create_token
 from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError

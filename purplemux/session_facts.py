@@ -36,14 +36,14 @@ BANDS: tuple[tuple[float, str], ...] = (
 )
 COMPACTING = "compacting"
 
-window_override: int | None = None
-"""PURPLEMUX_CONTEXT_WINDOW, set once by the daemon at start (Settings reads the environment)."""
 
-
-def context_window(model: str | None, long_context: bool = False) -> int:
-    """The model's context window: the override, the [1m] suffix, the family table."""
-    if window_override:
-        return window_override
+def context_window(
+    model: str | None, long_context: bool = False, override: int | None = None
+) -> int:
+    """The model's context window: the override (PURPLEMUX_CONTEXT_WINDOW, from the settings),
+    the [1m] suffix, the family table."""
+    if override:
+        return override
     name = (model or "").lower()
     if long_context or name.endswith("[1m]"):
         return LONG_WINDOW
@@ -64,7 +64,11 @@ def band(percent: float, compacting: bool = False) -> str:
 
 
 def context(
-    tokens: int | None, model: str | None, long_context: bool = False, compacting: bool = False
+    tokens: int | None,
+    model: str | None,
+    long_context: bool = False,
+    compacting: bool = False,
+    window_override: int | None = None,
 ) -> dict[str, Any] | None:
     """The public `context` object, or None before any reply was seen."""
     if tokens is None:
@@ -73,7 +77,7 @@ def context(
             if compacting
             else None
         )
-    window = context_window(model, long_context)
+    window = context_window(model, long_context, window_override)
     percent = round(100.0 * tokens / window, 1) if window else 0.0
     return {
         "tokens": tokens,

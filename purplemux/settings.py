@@ -58,6 +58,8 @@ class Settings:
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
     allowed_hosts: tuple[str, ...] = ()
     """Host header names served besides the bound address and localhost (a proxy's name)."""
+    tmux_tmpdir: str = "/tmp"
+    """TMUX_TMPDIR (tmux's own variable): where the default tmux server keeps its socket."""
 
     @property
     def input_allowed(self) -> bool:
@@ -76,6 +78,11 @@ class Settings:
             f"answering prompts is off because the daemon listens on {self.host}, not only "
             "loopback; set PURPLEMUX_INPUT=on to allow it (read SECURITY.md first)"
         )
+
+    @property
+    def tmux_default_socket(self) -> str:
+        """The default tmux server's socket path (what `tmux` without -S/-L talks to)."""
+        return os.path.join(self.tmux_tmpdir, f"tmux-{os.getuid()}", "default")
 
     @property
     def db_path(self) -> Path:
@@ -156,6 +163,7 @@ class Settings:
             ),
             notify_context=env.get("PURPLEMUX_NOTIFY_CONTEXT", "") in ("1", "true", "yes"),
             context_window=_window(env.get("PURPLEMUX_CONTEXT_WINDOW")),
+            tmux_tmpdir=env.get("TMUX_TMPDIR") or "/tmp",
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if not HOST_NAME.fullmatch(settings.host_name):

@@ -87,7 +87,7 @@ MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL
     );
     """,
-    # Each push subscription belongs to the login that made it (server/logins.py's login id)
+    # Each push subscription belongs to the login that made it (purplemux/logins.py's login id)
     # and ends with it. Older rows have no owner (''): no live login, so they are dropped.
     5: """
     ALTER TABLE push_subscriptions ADD COLUMN login TEXT NOT NULL DEFAULT '';

@@ -44,12 +44,6 @@ COMMAND_TIMEOUT = 2.0
 _SAFE = re.compile(r"[A-Za-z0-9_@%.:/+=-]*")
 
 
-def default_socket() -> str:
-    """The default tmux server's socket path (what `tmux` without -S/-L talks to)."""
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.join(base, f"tmux-{os.getuid()}", "default")
-
-
 def quote(arg: str) -> str:
     """One argument in tmux's command syntax (single quotes; no newline can get through)."""
     if arg and _SAFE.fullmatch(arg) and not arg.startswith("%%"):
@@ -194,16 +188,20 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
 class TmuxControl:
     """The daemon's control clients, one per tmux server socket, and who wants to hear of them."""
 
-    def __init__(self, *, tmux: str = "tmux") -> None:
+    def __init__(self, *, default_socket: str | None = None, tmux: str = "tmux") -> None:
+        self._default_socket = default_socket or os.path.join(
+            "/tmp", f"tmux-{os.getuid()}", "default"
+        )
+        """The default server's socket: the daemon passes Settings.tmux_default_socket (which
+        follows TMUX_TMPDIR); without it, tmux's own default when TMUX_TMPDIR is unset."""
         self._tmux = tmux
         self.clients: dict[str, ControlClient] = {}
         self.listeners: list[Callable[[str, str], None]] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._new = asyncio.Event()
 
-    @staticmethod
-    def key(socket: str | None) -> str:
-        return socket or default_socket()
+    def key(self, socket: str | None) -> str:
+        return socket or self._default_socket
 
     def want(self, socket: str | None) -> ControlClient:
         """Keep a client on this server (None: the default one); returns it."""

@@ -20,6 +20,7 @@ from purplemux.sources.claude_sessions import parse_session_file, status_event
 from purplemux.sources.hooks import to_event
 from purplemux.sources.transcript_reader import TranscriptReader
 from purplemux.store import Store
+from tests.support import settings_for
 
 SAMPLES = Path(__file__).resolve().parent / "samples" / "claude-code-2.1.332"
 AUTO = "ee8719e1-84c3-4bb6-8582-308c4825fd4d"
@@ -80,17 +81,31 @@ def test_compacting_while_pre_to_post_compact_runs_whatever_the_size() -> None:
     assert session.to_json()["context"]["band"] == "compacting"
 
 
-def test_windows_by_family_the_1m_suffix_and_the_override(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_windows_by_family_the_1m_suffix_and_the_override() -> None:
     assert sf.context_window("claude-opus-5-5") == 200_000
     assert sf.context_window("claude-opus-4-8[1m]") == 1_000_000
     assert sf.context_window("claude-opus-4-8", long_context=True) == 1_000_000
     assert sf.context_window(None) == 200_000
-    monkeypatch.setattr(sf, "window_override", 500_000)
-    assert sf.context_window("claude-opus-4-8[1m]") == 500_000
-    ctx = sf.context(400_000, "claude-sonnet-4-5")
+    assert sf.context_window("claude-opus-4-8[1m]", override=500_000) == 500_000
+    ctx = sf.context(400_000, "claude-sonnet-4-5", window_override=500_000)
     assert ctx == {"tokens": 400_000, "window": 500_000, "percent": 80.0, "band": "warning"}
+
+
+def test_two_daemons_in_one_process_keep_their_own_window(tmp_path: Path) -> None:
+    """The setting goes to each app's engine (no module-level override): a second app with
+    another window, started later, leaves the first one's sessions as they were."""
+    session = Session(id="w1", context_tokens=400_000, model="claude-sonnet-4-5", cwd="/w/p")
+    windows = {"a": 500_000, "b": None}
+    apps = {k: create_app(settings_for(tmp_path / k, context_window=w)) for k, w in windows.items()}
+    with TestClient(apps["a"]) as a, TestClient(apps["b"]) as b:
+        for name, c in (("a", a), ("b", b)):
+            c.app.state.runtime.engine.load([session])  # type: ignore[attr-defined]
+            token = (tmp_path / name / "home" / "token").read_text().strip()
+            c.headers["Authorization"] = f"Bearer {token}"
+        got = a.get("/api/sessions/w1").json()
+        assert got["context"]["window"] == 500_000 and got["view"]["context_percent"] == 80.0
+        got = b.get("/api/sessions/w1").json()
+        assert got["context"]["window"] == 200_000 and got["view"]["context_percent"] == 200.0
 
 
 def test_the_override_setting_is_read_and_checked() -> None:

@@ -18,12 +18,13 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # redis is imported when a broker is configured (about 10 MB less otherwise)
     from redis.asyncio import Redis
 
+from purplemux.actions import Outcome
 from purplemux.hosts.remote import RemoteView, Row
 
 log = logging.getLogger(__name__)
@@ -64,15 +65,15 @@ class BrokerUnavailable(Exception):
     """The broker is down, or the owning host did not answer in time."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """The owner's answer to a command: an HTTP status and a JSON body."""
+def read_password(path: Path | None) -> str | None:
+    """The broker's password, from the file the settings name (its first line)."""
+    if path is None:
+        return None
+    text = path.read_text().splitlines()
+    return text[0] if text else None
 
-    status: int
-    body: dict[str, Any]
 
-
-Executor = Callable[[str, str, dict[str, Any]], Awaitable[Reply]]
+Executor = Callable[[str, str, dict[str, Any]], Awaitable[Outcome]]
 """Runs a command (kind, session id, its arguments) on this host's own session."""
 
 
@@ -139,7 +140,7 @@ class BrokerLink:
 
     async def command(
         self, host: str, kind: str, session_id: str, args: dict[str, Any] | None = None
-    ) -> Reply:
+    ) -> Outcome:
         """Send a command to the host that owns the session; wait for its acknowledgement."""
         client = self._client
         if client is None or self.state != "connected":
@@ -155,7 +156,28 @@ class BrokerLink:
         if answer is None:
             raise BrokerUnavailable(f"host {host!r} did not answer within {COMMAND_TIMEOUT:g}s")
         data = json.loads(answer[1])
-        return Reply(int(data.get("status", 500)), dict(data.get("body") or {}))
+        return Outcome(int(data.get("status", 500)), dict(data.get("body") or {}))
+
+    def owner_of(self, session_id: str) -> str | None:
+        """The other host that owns a session, or None (ours, or unknown)."""
+        row = self.view.get(session_id)
+        return str(row["host"]) if row is not None else None
+
+    async def ask(self, verb: str, session_id: str, args: dict[str, Any]) -> Outcome:
+        """Have the owner of a remote session act on it (503 when it or the broker is away)."""
+        row = self.view.get(session_id)
+        if row is None:
+            return Outcome(404, {"error": f"no session {session_id!r}"})
+        host = str(row["host"])
+        if row.get("stale"):
+            return Outcome(503, {"error": f"host {host!r} is offline"})
+        try:
+            reply = await self.command(host, verb, session_id, args)
+        except BrokerUnavailable as exc:
+            return Outcome(503, {"error": str(exc)})
+        if verb == "dismiss" and reply.status == 200 and isinstance(reply.body.get("id"), str):
+            self.view.apply(host, reply.body)  # the owner's answer is newer than the stream so far
+        return reply
 
     # --- the connection loop ---------------------------------------------------------------
 
@@ -320,7 +342,7 @@ class BrokerLink:
             reply = await self.execute(fields.get("kind", ""), fields.get("session", ""), args)
         except Exception as exc:
             log.exception("a broker command failed")
-            reply = Reply(500, {"error": f"the owning host failed: {exc}"})
+            reply = Outcome(500, {"error": f"the owning host failed: {exc}"})
         text = json.dumps({"status": reply.status, "body": reply.body, "host": self.me})
         with contextlib.suppress(*_redis_errors()):
             pipe = client.pipeline(transaction=True)

@@ -44,10 +44,12 @@ class HostState:
 class RemoteView:
     """Sessions owned by other hosts; only their owners change them, through the broker."""
 
-    def __init__(self, me: str, sink: Sink, live_since: float) -> None:
+    def __init__(self, me: str, sink: Sink, live_since: float, window: int | None = None) -> None:
         self.me = me
         self.sink = sink
         self.live_since = live_since
+        self.window = window
+        """The context window setting our views of other hosts' rows are made with."""
         self.hosts: dict[str, HostState] = {}
         self._notified: OrderedDict[tuple[str, str, str, float], None] = OrderedDict()
 
@@ -169,7 +171,7 @@ class RemoteView:
             session = Session.from_record(dict(data))
         except (KeyError, TypeError, ValueError):
             return None  # a row this version cannot read (a newer host's fields)
-        view = present(session, origin)
+        view = present(session, origin, self.window)
         hs.views[session.id] = view
         return {
             **data,

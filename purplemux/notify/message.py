@@ -41,9 +41,10 @@ def push_payload(
     return payload
 
 
-def context_payload(session: Session) -> dict[str, Any]:
-    """The push for a session whose context has entered the critical band (opt-in)."""
-    v = present(session)
+def context_payload(session: Session, window: int | None = None) -> dict[str, Any]:
+    """The push for a session whose context has entered the critical band (opt-in); `window`:
+    the context window setting."""
+    v = present(session, context_window=window)
     return {
         "title": f"context {v.context_band}: {v.where}",
         "body": shorten(f"{v.context_text} — {v.context_title}; compaction is near"),

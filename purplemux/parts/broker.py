@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from purplemux.hosts.broker import BrokerLink, Reply
+from purplemux.actions import Outcome
+from purplemux.hosts.broker import BrokerLink, read_password
 from purplemux.hosts.commands import run_local
 from purplemux.hosts.remote import RemoteView, Row, Sink
 from purplemux.machine import Notify
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
-from purplemux.server.hosts import broker_password
 
 
 async def broker(rt: Runtime) -> None:
@@ -34,12 +34,13 @@ async def broker(rt: Runtime) -> None:
             notify=on_remote_notify,
         ),
         live_since=engine.live_since,
+        window=settings.context_window,
     )
 
     def local() -> list[Row]:
         return [engine.public(s) for s in engine.listed()]
 
-    async def execute(kind: str, session_id: str, args: dict[str, Any]) -> Reply:
+    async def execute(kind: str, session_id: str, args: dict[str, Any]) -> Outcome:
         return await run_local(rt, kind, session_id, args)
 
     link = BrokerLink(
@@ -48,7 +49,7 @@ async def broker(rt: Runtime) -> None:
         view,
         local,
         execute,
-        password=await asyncio.to_thread(broker_password, settings),
+        password=await asyncio.to_thread(read_password, settings.broker_password_file),
         ttl=settings.heartbeat_ttl,
         prune_after=settings.prune_after,
     )

@@ -120,6 +120,10 @@ async def notifier(rt: Runtime) -> None:
     desktop = DesktopNotifier(rt.settings.desktop_notifications)
     pending: set[asyncio.Task[Any]] = set()
     alerts = ContextAlerts() if rt.settings.notify_context else None
+    window = rt.settings.context_window
+
+    def band(session: Session) -> str:
+        return present(session, context_window=window).context_band
 
     def send(*jobs: Any) -> None:
         for job in jobs:
@@ -134,11 +138,11 @@ async def notifier(rt: Runtime) -> None:
         if session.ended:
             alerts.forget(session.id)
             return
-        if not alerts.entered_critical(session.id, present(session).context_band):
+        if not alerts.entered_critical(session.id, band(session)):
             return
         # A signed-in page the user is looking at shows the bar: not to its own login's devices.
         muted = rt.engine.feed.focused_logins()
-        payload = context_payload(session)
+        payload = context_payload(session, window)
 
         async def to_devices() -> None:
             if to := await subs.for_push(muted):
@@ -166,7 +170,7 @@ async def notifier(rt: Runtime) -> None:
 
     if alerts is not None:
         for known in rt.engine.sessions.values():
-            alerts.seed(known.id, present(known).context_band)  # already critical: no push
+            alerts.seed(known.id, band(known))  # already critical: no push
     rt.engine.on_notify.append(on_notify)
     rt.engine.on_change.append(on_change)
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-import uuid
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -15,9 +14,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from purplemux import __version__, session_facts
-from purplemux import events as ev
-from purplemux.events import Source
-from purplemux.present import DISMISS, allows
+from purplemux.actions import outcome
 from purplemux.server import hosts
 from purplemux.server.runtime import (
     Runtime,
@@ -127,24 +124,11 @@ async def get_session(session_id: str, rt: Runtime = Depends(current_runtime)) -
 
 
 @router.post("/api/sessions/{session_id}/dismiss", dependencies=[Depends(require_auth)])
-async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
-    session = rt.engine.sessions.get(session_id)
-    if session is None and (reply := await hosts.remote_command(rt, "dismiss", session_id)):
-        # Another host owns it: it alone writes its sessions; we relay its answer.
-        if reply.status != 200:
-            raise HTTPException(reply.status, str(reply.body.get("error", "refused")))
-        return reply.body
-    if session is None:
-        raise HTTPException(404, f"no session {session_id!r}")
-    if not allows(session, DISMISS):
-        raise HTTPException(409, f"session is {session.state.value}, not in review")
-    now = time.time()
-    await rt.engine.submit(
-        ev.Dismiss(
-            session_id=session_id, at=now, id=f"dismiss:{uuid.uuid4().hex}", source=Source.USER
-        )
-    )
-    return rt.engine.public(rt.engine.sessions[session_id])
+async def dismiss(session_id: str, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
+    # Another host owns it: it alone writes its sessions; we relay its answer.
+    relayed = await rt.actions.relayed("dismiss", session_id, {})
+    out = relayed if relayed is not None else outcome(await rt.actions.dismiss(session_id))
+    return JSONResponse(out.body, status_code=out.status)
 
 
 MAX_USAGE_DAYS = 366

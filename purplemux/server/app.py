@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -15,8 +15,10 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from purplemux import __version__, session_facts
+from purplemux import __version__
+from purplemux.actions import ActionError
 from purplemux.engine import Engine
+from purplemux.home import ensure_home, load_or_create_token, write_private
 from purplemux.parts import retention, sources
 from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
@@ -24,9 +26,8 @@ from purplemux.parts.pane_marker import pane_marker
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import Part, Supervisor
 from purplemux.paths import web_dir
-from purplemux.runtime import Runtime
+from purplemux.runtime import Adapters, Runtime, default_adapters
 from purplemux.server import act, api, history, memory, notifications, page, stream, webapp
-from purplemux.server.auth import ensure_home, load_or_create_token, write_private
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
@@ -46,16 +47,21 @@ def default_parts(settings: Settings) -> list[Part]:
     return parts
 
 
-def create_app(settings: Settings, components: list[Part] | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    components: list[Part] | None = None,
+    adapters: Callable[[Settings, str], Adapters] = default_adapters,
+) -> FastAPI:
     """Build the daemon's app; nothing runs until its lifespan starts.
 
-    `components`: the parts to run instead of the default ones (tests)."""
-    session_facts.window_override = settings.context_window
+    `components`: the parts to run instead of the default ones (tests). `adapters`: makes the
+    session-file watcher, the tmux control clients and the logins from the settings and the
+    token, at start (a test may give its own)."""
     parts = default_parts(settings) if components is None else components
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rt = await _start(settings)
+        rt = await _start(settings, adapters)
         app.state.runtime = rt
         engine_task = asyncio.create_task(rt.engine.run(), name="engine")
         supervisor = Supervisor(rt)
@@ -101,7 +107,7 @@ def create_app(settings: Settings, components: list[Part] | None = None) -> Fast
     return app
 
 
-async def _start(settings: Settings) -> Runtime:
+async def _start(settings: Settings, adapters: Callable[[Settings, str], Adapters]) -> Runtime:
     ensure_home(settings.home)
     token = load_or_create_token(settings.home)
     _install_hook_script(settings)
@@ -110,9 +116,15 @@ async def _start(settings: Settings) -> Runtime:
     await store.open()
     await retention.prune(store, settings)  # before loading: old sessions are never served
     retention.tighten(settings.home)
-    engine = Engine(store, host=settings.host_name)
+    engine = Engine(store, host=settings.host_name, context_window=settings.context_window)
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
-    rt = Runtime(settings=settings, token=token, store=store, engine=engine)
+    rt = Runtime(
+        settings=settings,
+        token=token,
+        store=store,
+        engine=engine,
+        adapters=adapters(settings, token),
+    )
     for event in restarts:
         engine.post(event, live=False)
     return rt
@@ -135,6 +147,10 @@ def _install_hook_script(settings: Settings) -> None:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ActionError)
+    async def action_error(request: Request, exc: ActionError) -> JSONResponse:
+        return JSONResponse(exc.to_json(), status_code=exc.status)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)

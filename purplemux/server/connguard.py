@@ -22,7 +22,6 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from purplemux.ratelimit_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
-warn = RateLimitedLog(log, interval=60)
 
 PER_CLIENT = 64
 RESERVED_FDS = 64
@@ -43,6 +42,7 @@ class Guard:
     def __init__(self, per_client: int, request_timeout: float) -> None:
         self.per_client, self.request_timeout = per_client, request_timeout
         self.clients: dict[str, OrderedDict[Any, None]] = {}
+        self.warn = RateLimitedLog(log, interval=60)
 
     def admit(self, conn: Any) -> bool:
         """Room for this connection, made by closing the oldest idle one if need be."""
@@ -51,9 +51,11 @@ class Guard:
         while len(conns) >= self.per_client:
             victim = next((c for c in conns if not c.pmx_busy), None)
             if victim is None:
-                warn.warning(("full", key), "refusing a connection from %s: all busy", key)
+                self.warn.warning(("full", key), "refusing a connection from %s: all busy", key)
                 return False
-            warn.warning(("evict", key), "%s holds too many connections: closing idle ones", key)
+            self.warn.warning(
+                ("evict", key), "%s holds too many connections: closing idle ones", key
+            )
             self.release(victim)
             victim.transport.close()
         conns[conn] = None

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from purplemux import __version__, session_facts
+from purplemux import __version__, logins, session_facts
 from purplemux.model import Session, State
 from purplemux.paths import web_dir
 from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
-from purplemux.server import logins
 from purplemux.server.auth import token_ok
 from purplemux.server.hosts import broker_health
 from purplemux.server.runtime import is_authenticated, runtime

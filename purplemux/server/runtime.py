@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
+from purplemux.logins import COOKIE
 from purplemux.runtime import Runtime
 from purplemux.server.auth import PAGE_KEY_HEADER, page_key_ok, presented_token, token_ok
-from purplemux.server.logins import COOKIE
 
 __all__ = [
     "Actor",
@@ -77,7 +77,7 @@ class Actor:
     """Who may act: the token's holder, or a page holding its login's page key."""
 
     login: str
-    """The login id (server/logins.py): push subscriptions are kept under it."""
+    """The login id (purplemux/logins.py): push subscriptions are kept under it."""
     via: str
     """"token" or "page"."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import struct
 import sys
@@ -44,7 +45,6 @@ GONE = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED
 """The watched folder itself went away (or was moved): the watch must start anew."""
 
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (struct inotify_event)
-_libc: ctypes.CDLL | None = None
 
 
 def available() -> bool:
@@ -52,17 +52,17 @@ def available() -> bool:
     return _lib() is not None
 
 
+@functools.cache  # loaded once: libc does not come or go while the daemon runs
 def _lib() -> ctypes.CDLL | None:
-    global _libc
-    if _libc is None and sys.platform.startswith("linux"):
-        try:
-            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            lib.inotify_init1.argtypes = [ctypes.c_int]
-            lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-            _libc = lib
-        except (OSError, AttributeError):
-            return None
-    return _libc
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        lib.inotify_init1.argtypes = [ctypes.c_int]
+        lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+    except (OSError, AttributeError):
+        return None
+    return lib
 
 
 class Overflow(Exception):

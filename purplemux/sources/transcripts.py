@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-warn = RateLimitedLog(log)
 
 
 def transcript_path(claude_dir: Path, cwd: str, session_id: str) -> Path:
@@ -238,7 +237,10 @@ def _first_read(
 
 
 def _read_new(
-    w: _Watched, root: Path | None = None, stats: TranscriptStats | None = None
+    w: _Watched,
+    root: Path | None = None,
+    stats: TranscriptStats | None = None,
+    warn: RateLimitedLog | None = None,
 ) -> list[Event]:
     """Read what was appended since the reader's offset (blocking, but never on a FIFO)."""
     if w.refused:
@@ -282,7 +284,10 @@ def _read_new(
         )
         return []
     except OSError as exc:
-        warn.warning(("read", w.path), "cannot read transcript %s: %s", w.path, exc)
+        if warn is None:  # a lone read (benchmarks): nothing to rate-limit against
+            log.warning("cannot read transcript %s: %s", w.path, exc)
+        else:
+            warn.warning(("read", w.path), "cannot read transcript %s: %s", w.path, exc)
         return []
 
 
@@ -313,6 +318,8 @@ class TranscriptTailer:
         self._work = asyncio.Event()  # a history to sum may have appeared
         self._stored: dict[str, dict[str, Any]] = {}
         self._first_read_at = 0.0  # monotonic time of the newest first read
+        self._warn = RateLimitedLog(log)
+        """Repeated warnings (a file that cannot be read, looked at every recheck) once a while."""
 
     def remember(self, rows: dict[str, dict[str, Any]]) -> None:
         """Stored offsets (session id -> {path, dev, ino, state}): a first read resumes there."""
@@ -390,15 +397,17 @@ class TranscriptTailer:
             try:
                 dirs.add(_watch_dir(w.path))
             except (OSError, ValueError) as exc:  # one odd path must not stop every session
-                warn.warning(("dir", w.path), "cannot watch the folder of %s: %s", w.path, exc)
+                self._warn.warning(
+                    ("dir", w.path), "cannot watch the folder of %s: %s", w.path, exc
+                )
         return dirs
 
     def _read_one(self, w: _Watched) -> list[Event]:
         """One session's new events; its failure is logged and costs only that session."""
         try:
-            return _read_new(w, self.root, self.stats)
+            return _read_new(w, self.root, self.stats, self._warn)
         except Exception as exc:
-            warn.warning(
+            self._warn.warning(
                 ("failed", w.path),
                 "reading the transcript of session %s failed: %r",
                 w.reader.session_id,
@@ -434,7 +443,9 @@ class TranscriptTailer:
             except Exception as exc:  # one odd file must not stop the others' totals
                 if w.history is not None:
                     w.history.stalled = True
-                warn.warning(("history", w.path), "summing transcript %s failed: %r", w.path, exc)
+                self._warn.warning(
+                    ("history", w.path), "summing transcript %s failed: %r", w.path, exc
+                )
             if w.history is not None and w.history.done:
                 done.append(w)
         return done

@@ -23,7 +23,7 @@ import pytest
 from fastapi.testclient import TestClient
 from websockets.sync.client import connect
 
-from purplemux.server import logins
+from purplemux import logins
 from purplemux.server.app import create_app
 from purplemux.server.auth import PAGE_KEY_HEADER
 from purplemux.server.notifications import MAX_SUBSCRIPTIONS

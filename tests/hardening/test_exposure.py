@@ -25,9 +25,8 @@ from starlette.websockets import WebSocketDisconnect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from purplemux import cli
+from purplemux import cli, logins
 from purplemux.serve import is_loopback
-from purplemux.server import logins
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
 from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest

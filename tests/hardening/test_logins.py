@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux.server import logins
+from purplemux import logins
 from purplemux.server.app import create_app
 from tests.hardening.helpers import spy_compare_digest
 from tests.support import Daemon, settings_for
@@ -86,7 +86,7 @@ def test_a_new_token_voids_every_login(daemon: Daemon) -> None:
 def test_the_login_cookie_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = spy_compare_digest(monkeypatch, "purplemux.server.logins")
+    calls = spy_compare_digest(monkeypatch, "purplemux.logins")
     with TestClient(create_app(settings_for(tmp_path))) as c:
         token = (tmp_path / "home" / "token").read_text().strip()
         assert c.get(f"/?token={token}", follow_redirects=False).status_code == 200

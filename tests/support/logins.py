@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from purplemux.server import logins
+from purplemux import logins
 from purplemux.server.auth import PAGE_KEY_HEADER
 
 KEY_META = re.compile(r'<meta name="purplemux-page-key" content="([^"]*)">')

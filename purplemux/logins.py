@@ -22,7 +22,7 @@ import secrets
 import time
 from pathlib import Path
 
-from purplemux.server.auth import write_private
+from purplemux.home import write_private
 
 COOKIE = "purplemux_login"
 LEGACY_COOKIE = "purplemux_token"

@@ -1,0 +1,373 @@
+"""What a person can do to a session — screen, answer, focus, dismiss — decided once.
+
+Typed inputs, typed results and one error (`ActionError`: a status and a reason). The HTTP routes
+(server/act.py, server/api.py), the commands other hosts send over the broker (hosts/commands.py),
+push actions (the service worker posts to the answer route) and the CLI (through the HTTP API)
+all come here; nothing here knows HTTP. A session another host owns is relayed to that host
+(`Relay`), which applies its own checks and answers with an `Outcome`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from purplemux import events as ev
+from purplemux import tmux
+from purplemux.answer import AnswerError, Choice, Desk, pane_of
+from purplemux.engine import Engine
+from purplemux.events import Source
+from purplemux.model import Session, State
+from purplemux.present import DISMISS, allows
+from purplemux.prompts import Prompt
+from purplemux.settings import Settings
+
+BY = frozenset({"page", "push", "cli", "api"})
+"""Who answers: the dashboard, a notification's action, the command line, anything else."""
+MAX_TEXT = 2000
+SETTLE = 1.5
+"""Seconds `screen` waits for a dialog it sees to be known as needs-input (see `Actions.screen`)."""
+SETTLE_STEP = 0.05
+VERBS = ("dismiss", "answer", "focus", "screen")
+"""What a person can do to a session (and so what another host may ask of its owner)."""
+
+
+class ActionError(Exception):
+    """A refused or failed action: an HTTP-style status, the reason, and facts for the body."""
+
+    def __init__(self, status: int, reason: str, **extra: Any) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.extra = extra
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
+        return {"error": self.reason, **self.extra}
+
+    @classmethod
+    def of(cls, exc: AnswerError) -> ActionError:
+        """The prompt desk's refusal, as an action's."""
+        return cls(exc.status, exc.reason, **exc.extra)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """An action's answer as it travels (HTTP, the broker): a status and a JSON body."""
+
+    status: int
+    body: dict[str, Any]
+
+    @classmethod
+    def refused(cls, exc: ActionError) -> Outcome:
+        """A refusal as it travels: its status, `{"error": reason, ...facts}`."""
+        return cls(exc.status, exc.to_json())
+
+
+class Relay(Protocol):
+    """Other hosts' sessions as the verbs reach them (the broker link, purplemux.hosts)."""
+
+    def owner_of(self, session_id: str) -> str | None:
+        """The other host that owns a session, or None (ours, or unknown)."""
+        ...
+
+    async def ask(self, verb: str, session_id: str, args: dict[str, Any]) -> Outcome:
+        """Have the owner apply `verb` (with its own checks) and answer."""
+        ...
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerInput:
+    """An answer to the prompt `prompt_id` (the id `screen` gave), and who gives it."""
+
+    prompt_id: str
+    choice: Choice
+    by: str = "api"
+
+    @classmethod
+    def parse(cls, data: Any) -> AnswerInput:
+        """From a JSON body `{prompt_id, option | text | cancel, by?}`; 422 with the reason."""
+        if not isinstance(data, dict):
+            raise ActionError(422, "send a JSON object: {prompt_id, option | text | cancel}")
+        prompt_id = data.get("prompt_id")
+        if not isinstance(prompt_id, str) or not prompt_id or len(prompt_id) > 64:
+            raise ActionError(422, "prompt_id (the id GET /screen gave) is required")
+        option, text, cancel = data.get("option"), data.get("text"), data.get("cancel")
+        given = [k for k in ("option", "text", "cancel") if data.get(k) not in (None, False)]
+        if len(given) != 1:
+            raise ActionError(422, "give exactly one of option, text or cancel: true")
+        if option is not None and (not isinstance(option, str) or not option or len(option) > 500):
+            raise ActionError(422, "option must be the label of an option, as shown")
+        if text is not None and (
+            not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT or "\n" in text
+        ):
+            raise ActionError(422, f"text must be one line of 1 to {MAX_TEXT} characters")
+        if cancel is not None and cancel is not True:
+            raise ActionError(422, "cancel must be true")
+        by = data.get("by", "api")
+        if by not in BY:
+            raise ActionError(422, f"by must be one of {', '.join(sorted(BY))}")
+        return cls(prompt_id, Choice(option=option, text=text, cancel=cancel is True), str(by))
+
+    def to_json(self) -> dict[str, Any]:
+        """The body `parse` reads back (what a relay sends the owner)."""
+        c = self.choice
+        how: dict[str, Any] = (
+            {"cancel": True}
+            if c.cancel
+            else {"text": c.text}
+            if c.text is not None
+            else {"option": c.option}
+        )
+        return {"prompt_id": self.prompt_id, **how, "by": self.by}
+
+
+@dataclass(frozen=True, slots=True)
+class FocusInput:
+    """Which tmux client to switch to the session's pane (None: just select the pane)."""
+
+    client: str | None = None
+
+    @classmethod
+    def parse(cls, data: Any) -> FocusInput:
+        """From a JSON body `{client?}` (or none); 422 with the reason."""
+        client = data.get("client") if isinstance(data, dict) else None
+        if client is not None and (not isinstance(client, str) or len(client) > 200):
+            raise ActionError(422, "client must be a tmux client name (e.g. /dev/pts/3)")
+        return cls(client)
+
+    def to_json(self) -> dict[str, Any]:
+        return {} if self.client is None else {"client": self.client}
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenResult:
+    """A session's pane as it shows now, the prompt on it, and whether answering is on."""
+
+    text: str
+    prompt: Prompt | None
+    at: float
+    state: State
+    input: bool
+    status = 200
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "prompt": self.prompt.to_json() if self.prompt else None,
+            "at": self.at,
+            "state": self.state.value,
+            "input": self.input,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    """What was typed, and whether the dialog went (unconfirmed: status 504, look at the pane)."""
+
+    prompt_id: str
+    kind: str
+    answered: str
+    keys: tuple[str, ...]
+    confirmed: bool
+    session: dict[str, Any]
+
+    @property
+    def status(self) -> int:
+        return 200 if self.confirmed else 504
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "ok": self.confirmed,
+            "prompt_id": self.prompt_id,
+            "kind": self.kind,
+            "answered": self.answered,
+            "keys": list(self.keys),
+            "session": self.session,
+        }
+        if not self.confirmed:
+            body["error"] = "the keys were sent but the dialog is still on screen; look at the pane"
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class FocusResult:
+    """Where tmux put the pane, and the client it switched (None when none is attached)."""
+
+    pane: str
+    window: str
+    tmux_session: str
+    client: str | None
+    status = 200
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "pane": self.pane,
+            "window": self.window,
+            "tmux_session": self.tmux_session,
+            "client": self.client,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DismissResult:
+    """The session after its review was dismissed (its public JSON, with its view)."""
+
+    session: dict[str, Any]
+    status = 200
+
+    def to_json(self) -> dict[str, Any]:
+        return self.session
+
+
+Result = ScreenResult | AnswerResult | FocusResult | DismissResult
+
+
+def outcome(result: Result) -> Outcome:
+    """A result as it travels."""
+    return Outcome(result.status, result.to_json())
+
+
+# --- the verbs --------------------------------------------------------------------------------
+
+
+def _no_relay() -> Relay | None:
+    return None
+
+
+@dataclass(eq=False)
+class Actions:
+    """The verbs of one daemon: its engine, its prompt desk, its input switch, and the relay to
+    other hosts (while the broker part runs)."""
+
+    engine: Engine
+    desk: Desk
+    settings: Settings
+    relay: Callable[[], Relay | None] = field(default=_no_relay)
+
+    def session(self, session_id: str) -> Session:
+        """One of this host's sessions; 404 otherwise."""
+        session = self.engine.sessions.get(session_id)
+        if session is None:
+            raise ActionError(404, f"no session {session_id!r}")
+        return session
+
+    def owner_of(self, session_id: str) -> str | None:
+        """The other host that owns a session not ours, or None."""
+        if session_id in self.engine.sessions:
+            return None
+        link = self.relay()
+        return link.owner_of(session_id) if link is not None else None
+
+    async def relayed(self, verb: str, session_id: str, args: dict[str, Any]) -> Outcome | None:
+        """Another host's session: its owner acts (under its own checks) and answers; None when
+        the session is ours or no host has it."""
+        link = self.relay() if session_id not in self.engine.sessions else None
+        if link is None or link.owner_of(session_id) is None:
+            return None
+        return await link.ask(verb, session_id, args)
+
+    def require_input(self) -> None:
+        """403 unless this daemon types into panes (PURPLEMUX_INPUT, --no-input)."""
+        if not self.settings.input_allowed:
+            raise ActionError(403, self.settings.input_refusal)
+
+    async def screen(self, session_id: str) -> ScreenResult:
+        """The pane's text and prompt, with the prompt id an answer will be checked against.
+
+        A prompt's id includes when its session entered its state. Claude draws a dialog a
+        moment before its PermissionRequest hook lands, so a read in that moment would hand out
+        an id made from the busy state, which stops matching as soon as needs-input arrives (an
+        answer with it is refused, nothing typed). So while a dialog shows and the session is
+        not yet needs-input, read again until it is, for at most SETTLE seconds (a dialog no
+        hook announces keeps the id of the state it was drawn in)."""
+        deadline = time.monotonic() + SETTLE
+        while True:
+            session = self.session(session_id)
+            try:
+                shown = await self.desk.read(session)
+            except AnswerError as exc:
+                raise ActionError.of(exc) from None
+            if (
+                shown.prompt is None
+                or session.state is State.NEEDS_INPUT
+                or time.monotonic() >= deadline
+            ):
+                break
+            await asyncio.sleep(SETTLE_STEP)
+        return ScreenResult(
+            shown.text, shown.prompt, shown.at, session.state, self.settings.input_allowed
+        )
+
+    async def answer(self, session_id: str, given: AnswerInput) -> AnswerResult:
+        """Type the answer into the pane if its prompt is still `given.prompt_id`; audited as an
+        Answer event (confirmed or not)."""
+        self.require_input()
+        session = self.session(session_id)
+        choice = given.choice
+        try:
+            done = await self.desk.answer(session, given.prompt_id, choice)
+        except AnswerError as exc:
+            raise ActionError.of(exc) from None
+        what = "cancel" if choice.cancel else (choice.option or "text")
+        await self.engine.submit(
+            ev.Answer(
+                session_id=session_id,
+                at=time.time(),
+                id=f"answer:{uuid.uuid4().hex}",
+                source=Source.USER,
+                name=f"Answer: {what} ({given.by})",
+                by=given.by,
+                prompt_id=given.prompt_id,
+                prompt_kind=done.prompt.kind,
+                option=choice.option,
+                text=choice.text,
+                cancel=choice.cancel,
+                confirmed=done.confirmed,
+            )
+        )
+        return AnswerResult(
+            prompt_id=given.prompt_id,
+            kind=done.prompt.kind,
+            answered=what,
+            keys=done.keys,
+            confirmed=done.confirmed,
+            session=self.engine.public(self.engine.sessions[session_id]),
+        )
+
+    async def focus(self, session_id: str, given: FocusInput) -> FocusResult:
+        """Select the session's pane (and switch `given.client` to it)."""
+        session = self.session(session_id)
+        try:
+            done = await tmux.focus(pane_of(session), given.client)
+        except AnswerError as exc:
+            raise ActionError.of(exc) from None
+        except tmux.TmuxError as exc:
+            raise ActionError(409, f"cannot focus pane: {exc}") from None
+        return FocusResult(done.pane, done.window, done.session, done.client)
+
+    async def dismiss(self, session_id: str) -> DismissResult:
+        """Mark a review as seen (review -> idle); 409 in any other state."""
+        session = self.session(session_id)
+        if not allows(session, DISMISS):
+            raise ActionError(409, f"session is {session.state.value}, not in review")
+        await self.engine.submit(
+            ev.Dismiss(
+                session_id=session_id,
+                at=time.time(),
+                id=f"dismiss:{uuid.uuid4().hex}",
+                source=Source.USER,
+            )
+        )
+        return DismissResult(self.engine.public(self.engine.sessions[session_id]))
