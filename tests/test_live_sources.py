@@ -178,7 +178,10 @@ def test_restart_with_a_big_transcript_shows_state_first_and_resumes(
             ),
             timeout=30,
         )
-        assert s["tokens"]["output"] == full.state.tokens.output and s["cost_usd"] == full.state.cost_usd
+        assert (
+            s["tokens"]["output"] == full.state.tokens.output
+            and s["cost_usd"] == full.state.cost_usd
+        )
         assert state == "idle" and s["state"] in ("idle", "review")
         read = d2.api("GET", "/api/health")["transcripts"]
         assert read["resumed"] == 1 and read["started_over"] == 0

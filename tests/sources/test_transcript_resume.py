@@ -53,7 +53,11 @@ def test_tail_plus_history_is_a_full_read_wherever_the_tail_starts() -> None:
         tail.adopt(history, ":h")
         assert shown(tail) == shown(full), start
         merged = [e for e in tail.feed(b"") if isinstance(e, TranscriptFacts)]
-        assert merged and merged[0].tokens == full.state.tokens and merged[0].cost_usd == full.state.cost_usd
+        assert (
+            merged
+            and merged[0].tokens == full.state.tokens
+            and merged[0].cost_usd == full.state.cost_usd
+        )
         # A snapshot taken there and restored continues as the reader would have.
         partway = TranscriptReader("s")
         partway.feed(data[:start])
@@ -202,7 +206,11 @@ async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: 
         assert [f.snippet for f in facts if f.snippet] == [answer.strip()[:200]]
         assert all(f.tokens is None and f.cost_usd is None for f in facts)
         got = totals(follow.events)
-        assert got is not None and got.tokens == full.state.tokens and got.cost_usd == full.state.cost_usd
+        assert (
+            got is not None
+            and got.tokens == full.state.tokens
+            and got.cost_usd == full.state.cost_usd
+        )
         assert got.cost_source == full.state.cost_source
         assert totals(first) is None  # the totals came in a later batch
         assert stops(follow.events) == ["tx:s:stop:p399"]  # older turns are not replayed
@@ -278,7 +286,11 @@ async def test_restart_continues_from_the_stored_offset(tmp_path: Path) -> None:
         full = whole(data + more)
         await follow.until(lambda: "tx:s:stop:p201" in stops(follow.events))
         got = totals(follow.events)
-        assert got is not None and got.tokens == full.state.tokens and got.cost_usd == full.state.cost_usd
+        assert (
+            got is not None
+            and got.tokens == full.state.tokens
+            and got.cost_usd == full.state.cost_usd
+        )
         assert stops(follow.events) == ["tx:s:stop:p200", "tx:s:stop:p201"]
         s = again.stats
         assert (s.resumed, s.started_over, s.history_bytes) == (1, 0, 0)

@@ -70,7 +70,11 @@ def test_sample_events(samples: Path) -> None:
     assert first_stop.at == pytest.approx(1795991928.464)  # the stop_hook_summary entry
     # Five messages of 50 in / 10 out; two of them written as two entries each.
     assert reader.state.tokens == Tokens(input=250, output=50)
-    assert (reader.state.snippet, reader.state.model, reader.current_tool) == ("Done.", "claude-opus-4-8", "")
+    assert (reader.state.snippet, reader.state.model, reader.current_tool) == (
+        "Done.",
+        "claude-opus-4-8",
+        "",
+    )
     assert reader.state.turn is Turn.FINISHED
     assert reader.state.last_prompt_seen == pytest.approx(1795991951.790)  # "FAIL:400 please"
 
