@@ -35,6 +35,7 @@ from tests.support import (
     run_hook,
     settings_for,
     wait_for,
+    wait_for_async,
 )
 
 # --- the badge --------------------------------------------------------------------------------
@@ -365,8 +366,7 @@ async def test_run_tmux_never_raises_and_leaves_nothing_running(
     pidfile.unlink()
     monkeypatch.setattr(pm, "TMUX_TIMEOUT", 30)
     task = asyncio.create_task(pm.run_tmux(hang))
-    while not pidfile.exists() or not pidfile.read_text().strip():
-        await asyncio.sleep(0.01)
+    await wait_for_async(lambda: pidfile.exists() and pidfile.read_text().strip())
     task.cancel()  # the daemon shuts down mid-call
     with pytest.raises(asyncio.CancelledError):
         await task

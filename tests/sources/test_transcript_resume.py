@@ -21,6 +21,7 @@ from purplemux.sources.transcripts import (
     Turn,
 )
 from purplemux.store import Store
+from tests.support import wait_for_async
 from tests.support.transcripts import end, line, prompt, stops, turns
 
 # Every fact a person sees from a transcript, beside the state.
@@ -148,13 +149,12 @@ class Follow:
         return [e for b in self.batches for e in b]
 
     async def until(self, done: Callable[[], object], timeout: float = 20.0) -> None:
-        async def wait() -> None:
-            while not done():
-                if self._task.done():
-                    self._task.result()
-                await asyncio.sleep(0.01)
+        def ready() -> object:
+            if self._task.done():
+                self._task.result()  # the tailer failed: say how
+            return done()
 
-        await asyncio.wait_for(wait(), timeout)
+        await wait_for_async(ready, timeout=timeout)
 
     async def close(self) -> None:
         self._task.cancel()
