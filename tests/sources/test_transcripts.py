@@ -21,6 +21,7 @@ from purplemux.sources.transcripts import (
     read_tail_state,
     transcript_path,
 )
+from tests.support import wait_for_async
 from tests.support.transcripts import collect, end, line, prompt, stops
 
 FIRST = "054cd48c-887f-45cb-8bc0-ebcb7e4963ae"
@@ -369,7 +370,8 @@ async def test_tailer_picks_up_file_and_folder_created_later(tmp_path: Path) -> 
     agen = tailer.events()
     first = asyncio.ensure_future(collect(agen, lambda ev: "tx:s:stop:p1" in stops(ev)))
     try:
-        await asyncio.sleep(0)  # let the tailer start with nothing watched
+        # The tailer runs (it waits for a change) with nothing watched yet.
+        await wait_for_async(lambda: agen.ag_await is not None, what="the tailer to start")
         tailer.watch("s", path)
         path.parent.mkdir(parents=True)
         path.write_bytes(prompt("p1") + end("e"))
