@@ -11,18 +11,28 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+class _Deadline:
+    """When a wait gives up, and what it then says."""
+
+    def __init__(self, timeout: float, what: str) -> None:
+        self.at, self.timeout, self.what = time.monotonic() + timeout, timeout, what
+
+    def check(self, value: object) -> None:
+        if time.monotonic() > self.at:
+            about = f" for {self.what}" if self.what else ""
+            raise AssertionError(
+                f"condition not met{about} within {self.timeout}s (last: {value!r})"
+            )
+
+
 def wait_for(
     predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02, what: str = ""
 ) -> T:
     """Poll until predicate() is truthy; return its value or fail with the last one."""
-    deadline = time.monotonic() + timeout
-    value = predicate()
-    while not value:
-        if time.monotonic() > deadline:
-            about = f" for {what}" if what else ""
-            raise AssertionError(f"condition not met{about} within {timeout}s (last: {value!r})")
+    deadline = _Deadline(timeout, what)
+    while not (value := predicate()):
+        deadline.check(value)
         time.sleep(interval)
-        value = predicate()
     return value
 
 
@@ -30,14 +40,10 @@ async def wait_for_async(
     predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.01, what: str = ""
 ) -> T:
     """wait_for inside an event loop: the loop runs the code under test between the polls."""
-    deadline = time.monotonic() + timeout
-    value = predicate()
-    while not value:
-        if time.monotonic() > deadline:
-            about = f" for {what}" if what else ""
-            raise AssertionError(f"condition not met{about} within {timeout}s (last: {value!r})")
+    deadline = _Deadline(timeout, what)
+    while not (value := predicate()):
+        deadline.check(value)
         await asyncio.sleep(interval)
-        value = predicate()
     return value
 
 
