@@ -149,7 +149,7 @@ class ReaderState:
     @classmethod
     def decode(cls, snap: dict[str, Any]) -> ReaderState:
         """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable."""
-        return cls(**{f.name: _DECODE.get(f.type, _same)(snap[f.name]) for f in fields(cls)})
+        return cls(**{f.name: _DECODE[f.type](snap[f.name]) for f in fields(cls)})
 
 
 def _same(value: Any) -> Any:
@@ -171,7 +171,7 @@ _ENCODE: dict[Any, Callable[[Any], Any]] = {
     "dict[str, str]": lambda v: list(v.items()),
     "set[str]": sorted,
 }
-_DECODE: dict[Any, Callable[[Any], Any]] = {
+_DECODE: dict[Any, Callable[[Any], Any]] = {  # every field type has one: a new field needs one
     "Turn": Turn,
     "float | None": lambda v: _opt(v, float),
     "str | None": lambda v: _opt(v, str),
