@@ -6,7 +6,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -128,14 +127,6 @@ def settle_spool(home: Path, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while tmp.is_dir() and any(tmp.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.0005)
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def loadavg() -> float:

@@ -19,11 +19,9 @@ token totals → stop, each review dismissed after a while. Then it measures, on
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from purplemux.events import Event, Source
 from purplemux.history import Ledger, events_from_rows, replay, summarize
 from purplemux.model import Tokens
 from purplemux.store import Store
+from tests.support.hooks import send_hook
 
 DAY0 = 1_790_000_000.0
 """Where the generated day starts (fixed, so runs compare)."""
@@ -206,16 +205,9 @@ def _over_http(
 
 def post_hook(d: Daemon, sid: str, n: int) -> None:
     """One new event for a session (a prompt, stamped just after the day), as the script posts."""
-    req = urllib.request.Request(
-        d.url + "/api/hooks",
-        data=json.dumps({"session_id": sid, "hook_event_name": "UserPromptSubmit"}).encode(),
-        method="POST",
-    )
-    req.add_header("Authorization", f"Bearer {d.token}")
-    req.add_header("X-Purplemux-Event-Id", f"bench-history-{n}")
-    req.add_header("X-Purplemux-Ts", str(int((DAY0 + 86_400 + n) * 1e9)))
-    with urllib.request.urlopen(req, timeout=30):
-        pass
+    payload = {"session_id": sid, "hook_event_name": "UserPromptSubmit"}
+    stamp = int((DAY0 + 86_400 + n) * 1e9)
+    send_hook(d.url, d.token, payload, f"bench-history-{n}", stamp, timeout=30)
 
 
 def report(r: Result) -> list[str]:

@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import Stats, bench_daemon, closed_port, running, settle_spool, tempdir
+from benchmarks.common import Stats, bench_daemon, running, settle_spool, tempdir
 from purplemux.install import hook_command
+from tests.support import closed_port
 
 SHELL = "/bin/sh"
 PAYLOAD = {

@@ -15,12 +15,12 @@ Exit status 0 when sent == logged, nothing is left in the spool and the log has 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import shutil
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -28,13 +28,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
+
+from tests.support import Daemon, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "status-hook.sh"
@@ -86,65 +87,37 @@ class Report:
     ok: bool = False
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def wait_until(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return bool(predicate())
+    """Whether predicate() came true within timeout seconds (a soak reports, it does not fail)."""
+    try:
+        wait_for(predicate, timeout=timeout, interval=interval)
+    except AssertionError:
+        return False
+    return True
 
 
-class Daemon:
-    """`python -m purplemux serve` in its own home, log in the run folder."""
+class SoakDaemon(Daemon):
+    """The tests' daemon (tests/support), with what the soak reads of it: its log, its process,
+    the event log and the spool."""
 
-    def __init__(self, root: Path) -> None:
-        self.home = root / "home"
-        self.claude = root / "claude"
-        for folder in (self.claude / "sessions", self.claude / "projects"):
+    ps: Any = None
+    """Its psutil.Process, for the memory, descriptor and thread counts."""
+
+    @classmethod
+    def started(cls, root: Path) -> SoakDaemon:
+        """Start one in `root` (home, Claude dir, daemon.log); SystemExit with its log if not."""
+        claude = root / "claude"
+        for folder in (claude / "sessions", claude / "projects"):
             folder.mkdir(parents=True)
-        self.port = free_port()
-        self.log_path = root / "daemon.log"
-        env = {
-            **os.environ,
-            "PURPLEMUX_HOME": str(self.home),
-            "CLAUDE_CONFIG_DIR": str(self.claude),
-            "PURPLEMUX_PORT": str(self.port),
-            "PYTHONPATH": str(REPO),
-        }
-        with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "purplemux", "serve"],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        if not wait_until(self.healthy, 30) or not wait_until(self.port_file, 10):
-            self.stop()
-            raise SystemExit(f"soak: the daemon did not start:\n{self.logs()}")
-        self.ps = psutil.Process(self.proc.pid)
-
-    def healthy(self) -> bool:
-        if self.proc.poll() is not None:
-            raise SystemExit(f"soak: the daemon exited:\n{self.logs()}")
+        d = cls(home=root / "home", claude_dir=claude)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/health", timeout=1):
-                return True
-        except OSError:
-            return False
-
-    def port_file(self) -> bool:
-        return (self.home / "port").exists()
-
-    def logs(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+            d.start(log_path=root / "daemon.log", timeout=30)
+        except AssertionError:
+            d.stop()
+            raise SystemExit(f"soak: the daemon did not start:\n{d.logs()}") from None
+        assert d.proc is not None
+        d.ps = psutil.Process(d.proc.pid)
+        return d
 
     def hook_events(self) -> tuple[int, int]:
         """(hook events, distinct ids) in the event log, read from the database directly
@@ -163,25 +136,24 @@ class Daemon:
         spool = self.home / "spool"
         return len(list(spool.glob("*.spool"))) + len(list((spool / ".tmp").glob("*")))
 
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+    def stopped(self) -> int | None:
+        """Stop it (SIGTERM, SIGKILL if it hangs); its exit status."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.stop()
+        self.kill()
+        return self.proc.returncode if self.proc else None
 
 
 class Session(threading.Thread):
     """One simulated Claude session: turns of hook calls until the deadline."""
 
-    def __init__(self, n: int, daemon: Daemon, shell: str, interval: float, until: float) -> None:
+    def __init__(
+        self, n: int, daemon: SoakDaemon, shell: str, interval: float, until: float
+    ) -> None:
         super().__init__(name=f"soak-{n}", daemon=True)
         self.sid = f"soak-{n:02d}-{uuid.uuid4().hex[:8]}"
         self.cwd = f"/work/soak/project-{n % 5}"
-        self.transcript = daemon.claude / "projects" / f"soak-{n % 5}" / f"{self.sid}.jsonl"
+        self.transcript = daemon.claude_dir / "projects" / f"soak-{n % 5}" / f"{self.sid}.jsonl"
         self.transcript.parent.mkdir(parents=True, exist_ok=True)
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -265,7 +237,7 @@ def _iso(ts: float) -> str:
 
 def soak(args: argparse.Namespace, root: Path) -> Report:
     report = Report(sessions=args.sessions, seconds=args.seconds, interval=args.interval)
-    daemon = Daemon(root)
+    daemon = SoakDaemon.started(root)
     try:
         report.start = report.peak = Usage.of(daemon.ps)
         until = time.monotonic() + args.seconds
@@ -300,7 +272,7 @@ def soak(args: argparse.Namespace, root: Path) -> Report:
         report.end = Usage.of(daemon.ps)
         report.peak = _peak(report.peak, report.end)
     finally:
-        report.daemon_exit = daemon.stop()
+        report.daemon_exit = daemon.stopped()
     logs = daemon.logs()
     report.log_errors = sum(
         1 for line in logs.splitlines() if "Traceback" in line or " ERROR " in line

@@ -12,18 +12,18 @@ max wall time in milliseconds. The first line is the floor: a Python that does n
 from __future__ import annotations
 
 import argparse
-import json
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+from typing import Any
 
 from purplemux import tmux_status as ts
 from tests.support import Daemon
+from tests.support.hooks import send_hook
 
 STATES = ("UserPromptSubmit", "Stop", "PermissionRequest")
 
@@ -47,15 +47,8 @@ def report(label: str, times: list[float]) -> None:
     )
 
 
-def post_hook(url: str, token: str, n: int, payload: dict[str, object]) -> None:
-    req = urllib.request.Request(url + "/api/hooks", data=json.dumps(payload).encode())
-    req.add_header("Authorization", f"Bearer {token}")
-    req.add_header("Content-Type", "application/json")
-    req.add_header("X-Purplemux-Event-Id", f"bench-{n}")
-    req.add_header("X-Purplemux-Ts", str(time.time_ns()))
-    req.add_header("X-Purplemux-Pane", f"%{n}")
-    with urllib.request.urlopen(req, timeout=5):
-        pass
+def post_hook(url: str, token: str, n: int, payload: dict[str, Any]) -> None:
+    send_hook(url, token, payload, f"bench-{n}", pane=f"%{n}")
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
+from purplemux.notify.once import LiveEntries
 from purplemux.present import Origin, SessionView, present, session_json
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
@@ -22,8 +23,6 @@ from purplemux.timeline import Entry, Timeline
 log = logging.getLogger(__name__)
 
 BATCH = 512
-LIVE_SLACK = 2.0
-"""Seconds an event may predate the daemon's start and still count as live (clock skew)."""
 SEEN_IDS = 50_000
 """Event ids kept in memory for dedupe; older ones are looked up in the event log."""
 
@@ -98,7 +97,6 @@ class Engine:
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
-        self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
         self._public: dict[str, tuple[Session, Origin, dict[str, Any]]] = {}
@@ -106,6 +104,8 @@ class Engine:
         self.live_since = clock()
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
+        self.entries = LiveEntries(self.live_since)
+        """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ class Engine:
             if prev is None or any(isinstance(x, Persist) for x in effects):
                 new = replace(new, seq=(prev.seq if prev else 0) + 1)
                 changed[e.session_id] = new
-            live = it.live and e.at >= self.live_since - LIVE_SLACK
+            live = it.live and self.entries.is_live(e.at)
             shown = changed.get(e.session_id) or self.sessions[e.session_id]
             after.append((shown, list(effects), live, e))
         if to_log or changed:
@@ -336,14 +336,11 @@ class Engine:
             self._seen.popitem(last=False)
 
     def _notify(self, session: Session, notify: Notify, live: bool) -> None:
-        key = (session.id, notify.state.value, notify.since)
-        if not live or key in self._notified:
-            return
         if session.state is not notify.state:
             return  # a later event in the same batch already moved on
-        self._notified[key] = None
-        if len(self._notified) > 10_000:
-            self._notified.popitem(last=False)
+        key = (session.id, notify.state.value, notify.since)
+        if not self.entries.first(key, notify.state, notify.since, live=live):
+            return
         self.stats.notifications += 1
         self._call(self.on_notify, session, notify)
 

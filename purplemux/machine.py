@@ -4,7 +4,7 @@ step(session, event) -> (session', effects) is pure: no I/O, no clock, no asynci
 for every (event kind, state) pair, where the badge goes; a pair that changes nothing is listed
 with the reason. A rule may carry a guard: a named predicate over (session, event); when it
 fails, the state is unchanged. Field updates that do not depend on the state (cwd, the current
-tool, the pending dialog, tokens...) live in `_update_fields`, beside the table.
+tool, the pending dialog, tokens...) live in the field rules (`FIELD_RULES`), beside the table.
 
 Rules that make the badge trustworthy, and where they live:
 - A late PostToolUse of a parallel tool must not end a dialog: guard `answers_pending`.
@@ -19,7 +19,6 @@ Rules that make the badge trustworthy, and where they live:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
@@ -221,22 +220,33 @@ GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
     "not_ended_by_this_process": _not_ended_by_this_process,
 }
 
-# --- field updates -----------------------------------------------------------------------------
+# --- field rules -------------------------------------------------------------------------------
+# Facts an event carries, whatever the state does. Like the transition table, a table: a rule
+# per event kind (FIELD_RULES), after the rules every event passes (EVERY_EVENT) and before the
+# rules that look at what the others set (AFTER_EVENT). A rule reads the session and the event
+# and adds to `changes` (step applies them all in one replace).
+
+FieldRule: TypeAlias = Callable[[Session, Any, dict[str, Any]], None]
+"""(session, event, changes) -> None: adds the fields the event sets to `changes`."""
+
+_TURN_STARTS = dict(ended=False, compacting=False, error=None, error_kind=None, retries=0)
+"""What a new session or a new prompt clears: the last turn's end, error and retries."""
 
 
-def _update_fields(s: Session, e: Event) -> Session:
-    """Facts an event carries, whatever the state does."""
-    changes = _field_changes(s, e)
-    return replace(s, **changes) if changes else s
-
-
-def _field_changes(s: Session, e: Event) -> dict[str, Any]:
-    """The fields `_update_fields` sets, as a dict (step applies them in one replace)."""
-    changes: dict[str, Any] = {}
+def _cwd(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The working directory, as the event names it."""
     if e.cwd and e.cwd != s.cwd:
         changes["cwd"] = e.cwd
+
+
+def _transcript_path(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The transcript file, as the event names it."""
     if e.transcript_path and e.transcript_path != s.transcript_path:
         changes["transcript_path"] = e.transcript_path
+
+
+def _tmux(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The pane, unless the event knows less of the same pane than the session does."""
     if e.tmux and e.tmux != s.tmux:
         # A hook knows only the pane id; keep what the poller learnt about the same pane.
         # The session file's `tmux` (2.1.332) names the pane and the tmux session, not the
@@ -246,145 +256,226 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
             pass
         else:
             changes["tmux"] = e.tmux
+
+
+def _permission_mode(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The permission mode (default, plan, auto...), as the event names it."""
     if e.permission_mode and e.permission_mode != s.permission_mode:
         changes["permission_mode"] = e.permission_mode
-    match e:
-        case ev.SessionStart():
-            changes.update(ended=False, compacting=False, error=None, error_kind=None, retries=0)
-            if e.model:
-                changes["model"] = e.model
-                if e.model.lower().endswith("[1m]"):
-                    changes["long_context"] = True
-        case ev.Prompt():
-            changes.update(
-                ended=False,
-                compacting=False,
-                error=None,
-                error_kind=None,
-                retries=0,
-                current_tool=None,
-                pending_tool=None,
-            )
-            if e.task_done:
-                changes["background_tasks"] = tuple(
-                    t for t in s.background_tasks if t.id != e.task_done
-                )
-        case ev.ToolStart():
-            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
-            changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
-            changes["current_tool"] = e.summary or e.tool_name
-        case ev.Question():
-            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
-            changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
-            changes["pending_tool"] = call
-            changes["waiting_for"] = e.question or "a question"
-        case ev.Permission():
-            match = next(
-                (
-                    t
-                    for t in reversed(s.recent_tools)
-                    if t.name == e.tool_name and t.digest == e.digest
-                ),
-                None,
-            )
-            changes["pending_tool"] = match or PendingTool(e.tool_name, e.digest)
-            changes["waiting_for"] = e.waiting_for or e.tool_name
-        case ev.Attention():
-            if not s.waiting_for and e.message:
-                changes["waiting_for"] = e.message
-        case ev.ToolEnd():
-            changes["recent_tools"] = tuple(
-                t for t in s.recent_tools if not (t.tool_use_id and t.tool_use_id == e.tool_use_id)
-            )
-            if e.background_task_id:
-                task = BackgroundTask(e.background_task_id, "shell", e.background_description)
-                changes["background_tasks"] = _with_task(s.background_tasks, task)
-        case ev.Superseded():
-            if s.ended:
-                changes["superseded"] = True
-        case ev.Stop():
-            changes.update(current_tool=None, retries=0)
-            if e.last_message:
-                changes["snippet"] = e.last_message[:200]
-            if e.background_tasks is not None:
-                # Stop lists what still runs: shells it lists replace ours, agents stay ours.
-                agents = tuple(t for t in s.background_tasks if t.type == "agent")
-                listed = tuple(t for t in e.background_tasks if t.status == "running")
-                changes["background_tasks"] = (*listed, *agents)[-MAX_TASKS:]
-        case ev.StopFailure():
-            changes.update(current_tool=None, error=e.error, retries=0)
-            if e.error_kind:
-                changes["error_kind"] = e.error_kind
-            if e.last_message:
-                changes["snippet"] = e.last_message[:200]
-        case ev.CompactStart():
-            changes["compacting"] = True
-        case ev.CompactEnd():
-            changes["compacting"] = False
-        case ev.StatusWaiting():
-            if e.waiting_for and (not s.waiting_for or s.waiting_for in FILE_WAITING):
-                waiting = e.waiting_for
-                if waiting == "permission prompt" and s.current_tool:
-                    # 2.1.332's auto-mode approval fires no PermissionRequest: name the tool
-                    # PreToolUse announced.
-                    waiting = s.current_tool
-                changes["waiting_for"] = waiting
-        case ev.StatusIdle():
-            if not e.shell and any(t.type == "shell" for t in s.background_tasks):
-                # The file left `shell`: no background shell runs any more.
-                changes["background_tasks"] = tuple(
-                    t for t in s.background_tasks if t.type != "shell"
-                )
-        case ev.Subagent():
-            if e.started and e.agent_id:
-                task = BackgroundTask(e.agent_id, "agent", e.agent_type or None)
-                changes["background_tasks"] = _with_task(s.background_tasks, task)
-            elif e.agent_id:
-                changes["background_tasks"] = tuple(
-                    t for t in s.background_tasks if t.id != e.agent_id
-                )
-        case ev.SessionEnd() | ev.ProcessGone():
-            changes.update(
-                ended=True,
-                alive=False,
-                current_tool=None,
-                compacting=False,
-                retries=0,
-                background_tasks=(),
-            )
-        case ev.ProcessSeen():
-            changes["alive"] = True
-            if e.pid:
-                changes["pid"] = e.pid
-            if e.tmux:
-                changes["tmux"] = e.tmux
-        case ev.TranscriptFacts():
-            for name in ("snippet", "tokens", "model", "cost_usd", "cost_source"):
-                value = getattr(e, name)
-                if value is not None:
-                    changes[name] = value
-            if e.compacted:
-                changes["context_tokens"] = None
-            if e.context_tokens is not None:
-                changes["context_tokens"] = e.context_tokens
-            if e.retries is not None:
-                # Retries only mean something while a turn runs (2.1.332: busy, no hook).
-                busy = s.state in (State.BUSY, State.UNKNOWN)
-                changes["retries"] = e.retries if busy else 0
-            if e.title and e.at >= s.title_at:
-                changes.update(title=e.title, title_at=e.at)
-            if e.current_tool is not None and s.state in (State.BUSY, State.UNKNOWN):
-                changes["current_tool"] = e.current_tool or None
-        case _:
-            pass
+
+
+def _session_start(s: Session, e: ev.SessionStart, changes: dict[str, Any]) -> None:
+    """A (re)started session: a clean turn, and its model."""
+    changes.update(_TURN_STARTS)
+    if e.model:
+        changes["model"] = e.model
+        if e.model.lower().endswith("[1m]"):
+            changes["long_context"] = True
+
+
+def _prompt(s: Session, e: ev.Prompt, changes: dict[str, Any]) -> None:
+    """A new turn: no tool, no dialog; a finished background task leaves the list."""
+    changes.update(_TURN_STARTS, current_tool=None, pending_tool=None)
+    if e.task_done:
+        changes["background_tasks"] = tuple(t for t in s.background_tasks if t.id != e.task_done)
+
+
+def _tool_start(s: Session, e: ev.ToolStart, changes: dict[str, Any]) -> None:
+    """The call is remembered (a PermissionRequest pairs with it) and is the current tool."""
+    call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+    changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
+    changes["current_tool"] = e.summary or e.tool_name
+
+
+def _question(s: Session, e: ev.Question, changes: dict[str, Any]) -> None:
+    """The question's call is remembered and pending; what it asks is what the session waits for."""
+    call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+    changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
+    changes["pending_tool"] = call
+    changes["waiting_for"] = e.question or "a question"
+
+
+def _permission(s: Session, e: ev.Permission, changes: dict[str, Any]) -> None:
+    """The dialog's call (paired with the PreToolUse that announced it) is pending."""
+    match = next(
+        (t for t in reversed(s.recent_tools) if t.name == e.tool_name and t.digest == e.digest),
+        None,
+    )
+    changes["pending_tool"] = match or PendingTool(e.tool_name, e.digest)
+    changes["waiting_for"] = e.waiting_for or e.tool_name
+
+
+def _attention(s: Session, e: ev.Attention, changes: dict[str, Any]) -> None:
+    """The notification's message, when nothing better says what the session waits for."""
+    if not s.waiting_for and e.message:
+        changes["waiting_for"] = e.message
+
+
+def _tool_end(s: Session, e: ev.ToolEnd, changes: dict[str, Any]) -> None:
+    """The call is done; a call sent to the background becomes a background task."""
+    changes["recent_tools"] = tuple(
+        t for t in s.recent_tools if not (t.tool_use_id and t.tool_use_id == e.tool_use_id)
+    )
+    if e.background_task_id:
+        task = BackgroundTask(e.background_task_id, "shell", e.background_description)
+        changes["background_tasks"] = _with_task(s.background_tasks, task)
+
+
+def _superseded(s: Session, e: ev.Superseded, changes: dict[str, Any]) -> None:
+    """An ended session's row is retired."""
+    if s.ended:
+        changes["superseded"] = True
+
+
+def _stop(s: Session, e: ev.Stop, changes: dict[str, Any]) -> None:
+    """The turn ended: its last words, and the background tasks that still run."""
+    changes.update(current_tool=None, retries=0)
+    if e.last_message:
+        changes["snippet"] = e.last_message[:200]
+    if e.background_tasks is not None:
+        # Stop lists what still runs: shells it lists replace ours, agents stay ours.
+        agents = tuple(t for t in s.background_tasks if t.type == "agent")
+        listed = tuple(t for t in e.background_tasks if t.status == "running")
+        changes["background_tasks"] = (*listed, *agents)[-MAX_TASKS:]
+
+
+def _stop_failure(s: Session, e: ev.StopFailure, changes: dict[str, Any]) -> None:
+    """The turn ended on an error: the error, and its last words."""
+    changes.update(current_tool=None, error=e.error, retries=0)
+    if e.error_kind:
+        changes["error_kind"] = e.error_kind
+    if e.last_message:
+        changes["snippet"] = e.last_message[:200]
+
+
+def _compact_start(s: Session, e: ev.CompactStart, changes: dict[str, Any]) -> None:
+    """Compacting began."""
+    changes["compacting"] = True
+
+
+def _compact_end(s: Session, e: ev.CompactEnd, changes: dict[str, Any]) -> None:
+    """Compacting ended."""
+    changes["compacting"] = False
+
+
+def _status_waiting(s: Session, e: ev.StatusWaiting, changes: dict[str, Any]) -> None:
+    """What the session file says it waits for, unless a hook said it better."""
+    if e.waiting_for and (not s.waiting_for or s.waiting_for in FILE_WAITING):
+        waiting = e.waiting_for
+        if waiting == "permission prompt" and s.current_tool:
+            # 2.1.332's auto-mode approval fires no PermissionRequest: name the tool
+            # PreToolUse announced.
+            waiting = s.current_tool
+        changes["waiting_for"] = waiting
+
+
+def _status_idle(s: Session, e: ev.StatusIdle, changes: dict[str, Any]) -> None:
+    """The file left `shell`: no background shell runs any more."""
+    if not e.shell and any(t.type == "shell" for t in s.background_tasks):
+        changes["background_tasks"] = tuple(t for t in s.background_tasks if t.type != "shell")
+
+
+def _subagent(s: Session, e: ev.Subagent, changes: dict[str, Any]) -> None:
+    """A sub-agent starts (a background task) or stops (it leaves the list)."""
+    if e.started and e.agent_id:
+        task = BackgroundTask(e.agent_id, "agent", e.agent_type or None)
+        changes["background_tasks"] = _with_task(s.background_tasks, task)
+    elif e.agent_id:
+        changes["background_tasks"] = tuple(t for t in s.background_tasks if t.id != e.agent_id)
+
+
+def _ended(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The session ended (SessionEnd) or its process is gone: nothing runs any more."""
+    changes.update(
+        ended=True, alive=False, current_tool=None, compacting=False, retries=0, background_tasks=()
+    )
+
+
+def _process_seen(s: Session, e: ev.ProcessSeen, changes: dict[str, Any]) -> None:
+    """The process runs: its pid and pane."""
+    changes["alive"] = True
+    if e.pid:
+        changes["pid"] = e.pid
+    if e.tmux:
+        changes["tmux"] = e.tmux
+
+
+def _transcript(s: Session, e: ev.TranscriptFacts, changes: dict[str, Any]) -> None:
+    """What the transcript shows: the last words, tokens, model, cost, title, current tool."""
+    for name in ("snippet", "tokens", "model", "cost_usd", "cost_source"):
+        value = getattr(e, name)
+        if value is not None:
+            changes[name] = value
+    if e.compacted:
+        changes["context_tokens"] = None
+    if e.context_tokens is not None:
+        changes["context_tokens"] = e.context_tokens
+    if e.retries is not None:
+        # Retries only mean something while a turn runs (2.1.332: busy, no hook).
+        busy = s.state in (State.BUSY, State.UNKNOWN)
+        changes["retries"] = e.retries if busy else 0
+    if e.title and e.at >= s.title_at:
+        changes.update(title=e.title, title_at=e.at)
+    if e.current_tool is not None and s.state in (State.BUSY, State.UNKNOWN):
+        changes["current_tool"] = e.current_tool or None
+
+
+def _resumed(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """A superseded session that runs again (resumed) is no longer superseded."""
     if changes.get("ended") is False and s.superseded:
-        changes["superseded"] = False  # the same session runs again (resumed)
+        changes["superseded"] = False
+
+
+def _session_file(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The session file (busy, waiting, idle) names the pid and the session's title."""
     if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle):
         if e.pid:
             changes["pid"] = e.pid
         title_at = e.title_at if e.title_at is not None else e.at
         if e.title and e.title != s.title and title_at >= s.title_at:
             changes.update(title=e.title, title_at=title_at)
+
+
+EVERY_EVENT: tuple[FieldRule, ...] = (_cwd, _transcript_path, _tmux, _permission_mode)
+"""Rules for the fields any event may carry, run first."""
+
+FIELD_RULES: Mapping[Kind, FieldRule] = {
+    Kind.SESSION_START: _session_start,
+    Kind.PROMPT: _prompt,
+    Kind.TOOL_START: _tool_start,
+    Kind.QUESTION: _question,
+    Kind.PERMISSION: _permission,
+    Kind.ATTENTION: _attention,
+    Kind.TOOL_END: _tool_end,
+    Kind.SUPERSEDED: _superseded,
+    Kind.STOP: _stop,
+    Kind.STOP_FAILURE: _stop_failure,
+    Kind.COMPACT_START: _compact_start,
+    Kind.COMPACT_END: _compact_end,
+    Kind.STATUS_WAITING: _status_waiting,
+    Kind.STATUS_IDLE: _status_idle,
+    Kind.SUBAGENT: _subagent,
+    Kind.SESSION_END: _ended,
+    Kind.PROCESS_GONE: _ended,
+    Kind.PROCESS_SEEN: _process_seen,
+    Kind.TRANSCRIPT: _transcript,
+}
+"""The rule of each event kind that sets fields of its own (a kind not listed sets none)."""
+
+AFTER_EVENT: tuple[FieldRule, ...] = (_resumed, _session_file)
+"""Rules that look at what the event kind's rule set, run last."""
+
+
+def field_changes(s: Session, e: Event) -> dict[str, Any]:
+    """The fields event `e` sets on `s`, as a dict (step applies them in one replace)."""
+    changes: dict[str, Any] = {}
+    for rule in EVERY_EVENT:
+        rule(s, e, changes)
+    own = FIELD_RULES.get(e.kind)
+    if own is not None:
+        own(s, e, changes)
+    for rule in AFTER_EVENT:
+        rule(s, e, changes)
     return changes
 
 
@@ -396,13 +487,8 @@ def _with_task(
     return (*kept, task)[-MAX_TASKS:]
 
 
-def _on_state_change(s: Session, old: State, at: float) -> Session:
-    """Fields that belong to a state are cleared when the state is left."""
-    return replace(s, **_state_change_changes(old, s.state, at))
-
-
 def _state_change_changes(old: State, new: State, at: float) -> dict[str, Any]:
-    """The fields `_on_state_change` sets on entering `new` from `old`."""
+    """The fields that belong to a state, cleared when it is left: set on entering `new`."""
     changes: dict[str, Any] = {"state_since": at, "idle_armed_at": None}
     if old is State.NEEDS_INPUT:
         changes["pending_tool"] = None
@@ -433,7 +519,7 @@ def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
     field, and a replay folds many thousands of events)."""
     rule = TABLE[e.kind][s.state]
     allowed = rule.to is not None and (rule.guard is None or GUARDS[rule.guard](s, e))
-    changes = _field_changes(s, e)
+    changes = field_changes(s, e)
     effects: list[Effect] = []
     if e.kind is Kind.STATUS_IDLE and s.state in (State.BUSY, State.NEEDS_INPUT, State.UNKNOWN):
         changes["idle_armed_at"] = e.at
@@ -523,6 +609,9 @@ def describe() -> str:
 
 
 __all__ = [
+    "AFTER_EVENT",
+    "EVERY_EVENT",
+    "FIELD_RULES",
     "GUARDS",
     "IDLE_GRACE",
     "TABLE",
@@ -534,8 +623,8 @@ __all__ = [
     "ScheduleTick",
     "Unwatch",
     "Watch",
-    "dataclasses",
     "describe",
+    "field_changes",
     "fold",
     "step",
 ]

@@ -93,10 +93,6 @@ class Settings:
         return self.home / "token"
 
     @property
-    def auth_header_path(self) -> Path:
-        return self.home / "auth-header"
-
-    @property
     def port_path(self) -> Path:
         return self.home / "port"
 

@@ -86,14 +86,6 @@ async def send_text(loc: TmuxLocation, text: str) -> None:
     await run(loc.socket, "send-keys", "-t", loc.pane, "-l", "--", text)
 
 
-async def pane_exists(loc: TmuxLocation) -> bool:
-    try:
-        out = await run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_id}")
-    except TmuxError:
-        return False
-    return out.strip() == loc.pane
-
-
 @dataclass(frozen=True, slots=True)
 class Client:
     """An attached tmux client."""

@@ -1,13 +1,16 @@
-"""Mutation check of the state machine's rules: break each table cell and each guard in turn.
+"""Mutation check of the state machine's rules: break each table cell, guard and field rule.
 
 The table is data, so a short script does what mutmut would do for code: for every (event kind,
 state) cell of `machine.TABLE` it swaps the rule for every other outcome (stays, or each other
 state), and for every guard it drops it (always true), makes it always false and negates it — per
-cell and for the guard function itself. After each change it runs the core's fast tests
-(tests/test_expected_transitions.py, tests/test_machine.py, tests/test_engine.py) in this process
+cell and for the guard function itself; and it drops each field rule (`machine.FIELD_RULES`, one
+per event kind, and the rules every event passes, `EVERY_EVENT` and `AFTER_EVENT`), one at a time,
+and each field one rule sets, one at a time. After each change it runs the core's fast tests
+(tests/test_expected_transitions.py, tests/test_machine.py, tests/test_engine.py,
+tests/test_machine_fields.py) in this process
 (collected once; a mutant stops at its first failing test) and counts it killed when any fails.
 
-Prints the survivors and the kill ratio; exits 1 below the bar (95 %) or when the unmutated
+Prints the survivors and the kill ratios; exits 1 below a bar (95 %) or when the unmutated
 tests fail. A survivor must be explained in tests/expected_transitions.md.
 
     .venv/bin/python -m scripts.mutation [--min 95] [--tests FILE ...]
@@ -16,6 +19,8 @@ tests fail. A survivor must be explained in tests/expected_transitions.md.
 from __future__ import annotations
 
 import argparse
+import inspect
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,10 +41,19 @@ CORE_TESTS = [
     "tests/test_expected_transitions.py",
     "tests/test_machine.py",
     "tests/test_engine.py",
+    "tests/test_machine_fields.py",
 ]
+FIELD_TESTS: list[str] = []
+"""More test files to judge the field rules with (e.g. tests/test_session_facts.py, which folds
+real samples: slower, and it kills nothing tests/test_machine_fields.py does not)."""
+FIELDS_BAR = 95.0
+"""The field rules' least kill ratio, percent (as the table's)."""
 Guard = Callable[[Session, Event], bool]
 TABLE = cast(dict[Kind, dict[State, Rule]], machine.TABLE)
 GUARDS = cast(dict[str, Guard], machine.GUARDS)
+FIELD_RULES = cast(dict[Kind, machine.FieldRule], machine.FIELD_RULES)
+SHARED_RULES = ("EVERY_EVENT", "AFTER_EVENT")
+"""The names of machine's tuples of field rules that every event passes."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,7 @@ class Mutant:
     name: str
     hint: str  # a test-id fragment likely to kill it: those tests run first (speed only)
     apply: Callable[[], Callable[[], None]]  # makes the change, returns the undo
+    group: str = "table"  # "table" (cells and guards) or "fields" (the field rules)
 
 
 def _set_cell(kind: Kind, state: State, rule: Rule) -> Callable[[], None]:
@@ -67,6 +82,102 @@ def _set_guard(name: str, fn: Guard) -> Callable[[], None]:
         GUARDS[name] = old
 
     return undo
+
+
+def _set_field_rule(kind: Kind, rule: machine.FieldRule) -> Callable[[], None]:
+    old = FIELD_RULES[kind]
+    FIELD_RULES[kind] = rule
+
+    def undo() -> None:
+        FIELD_RULES[kind] = old
+
+    return undo
+
+
+def _set_shared_rule(group: str, at: int, rule: machine.FieldRule) -> Callable[[], None]:
+    old: tuple[machine.FieldRule, ...] = getattr(machine, group)
+    setattr(machine, group, (*old[:at], rule, *old[at + 1 :]))
+
+    def undo() -> None:
+        setattr(machine, group, old)
+
+    return undo
+
+
+def _no_rule(s: Session, e: Event, changes: dict[str, object]) -> None:
+    """A field rule that sets nothing."""
+
+
+def _without(rule: machine.FieldRule, name: str) -> machine.FieldRule:
+    """`rule`, except that it never sets the field `name`."""
+
+    def mutant(s: Session, e: Event, changes: dict[str, object]) -> None:
+        had = name in changes
+        before = changes.get(name)
+        rule(s, e, changes)
+        if had:
+            changes[name] = before
+        else:
+            changes.pop(name, None)
+
+    return mutant
+
+
+def _fields_set(rule: machine.FieldRule) -> list[str]:
+    """The session fields a rule's source names as set (`changes["x"]`, `changes.update(x=...)`)."""
+    source = inspect.getsource(rule)
+    names = set(re.findall(r'changes\["(\w+)"\]\s*=', source))
+    for args in re.findall(r"changes\.update\(([^)]*)\)", source, re.S):
+        names.update(re.findall(r"(\w+)=", args))
+        if "_TURN_STARTS" in args:
+            names.update(cast(dict[str, object], machine._TURN_STARTS))
+    if "name in (" in source:  # a loop over several names (the transcript's facts)
+        names.update(re.findall(r'"(\w+)"', source.split("name in (")[1].split(")")[0]))
+    return sorted(names)
+
+
+def _several(names: list[str]) -> list[str]:
+    """The fields to leave out one at a time: none when the rule sets one (that is "dropped")."""
+    return names if len(names) > 1 else []
+
+
+def _field_mutants() -> list[Mutant]:
+    """Each field rule dropped, and each field it sets left out."""
+    out: list[Mutant] = []
+    for kind, rule in FIELD_RULES.items():
+        hint = f"{kind.value}@"
+        out.append(
+            Mutant(
+                f"fields of {kind.value} dropped", hint, lambda k=kind: _set_field_rule(k, _no_rule)
+            )
+        )
+        for name in _several(_fields_set(rule)):
+            out.append(
+                Mutant(
+                    f"fields of {kind.value}: {name} left out",
+                    hint,
+                    lambda k=kind, r=rule, n=name: _set_field_rule(k, _without(r, n)),
+                )
+            )
+    for group in SHARED_RULES:
+        for at, rule in enumerate(getattr(machine, group)):
+            label = f"{group} {rule.__name__.lstrip('_')}"
+            out.append(
+                Mutant(
+                    f"{label} dropped", "", lambda g=group, i=at: _set_shared_rule(g, i, _no_rule)
+                )
+            )
+            for name in _several(_fields_set(rule)):
+                out.append(
+                    Mutant(
+                        f"{label}: {name} left out",
+                        "",
+                        lambda g=group, i=at, r=rule, n=name: _set_shared_rule(
+                            g, i, _without(r, n)
+                        ),
+                    )
+                )
+    return out
 
 
 def _negated(name: str) -> Guard:
@@ -149,21 +260,14 @@ def _fails(item: pytest.Item) -> bool:
 class Sweep:
     """A pytest plugin: after collection, run the mutants instead of the normal test loop."""
 
-    def __init__(self, min_ratio: float) -> None:
-        self.min_ratio = min_ratio
+    def __init__(self, bars: dict[str, float], table_tests: list[str]) -> None:
+        self.bars = bars  # the least kill ratio of each group of mutants, percent
+        self.table_tests = table_tests  # the files that judge the table (the others: fields)
         self.exit = 0
         self.report: list[str] = []
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> bool:
-        items = list(session.items)
+    def _sweep(self, group: str, all_mutants: list[Mutant], items: list[pytest.Item]) -> None:
         started = time.monotonic()
-        broken = [i.nodeid for i in items if _fails(i)]
-        if broken:
-            print(f"\nmutation: the unmutated tests fail: {broken[:5]}", flush=True)
-            self.exit = 1
-            return True
-        all_mutants = mutants()
         survivors: list[str] = []
         for m in all_mutants:
             ordered = sorted(items, key=lambda i, h=m.hint: h not in i.nodeid)
@@ -178,26 +282,52 @@ class Sweep:
         total = len(all_mutants)
         killed_n = total - len(survivors)
         ratio = 100.0 * killed_n / total if total else 0.0
-        self.report = [f"mutation: {len(items)} tests, {total} mutants of the table and its guards"]
+        what = "the table and its guards" if group == "table" else "the field rules"
+        self.report += [f"mutation: {len(items)} tests, {total} mutants of {what}"]
         self.report += [f"  survived: {name}" for name in survivors]
         self.report += [
-            f"mutation: {killed_n}/{total} killed ({ratio:.1f} %), bar {self.min_ratio:.0f} %, "
+            f"mutation: {killed_n}/{total} killed ({ratio:.1f} %), bar {self.bars[group]:.0f} %, "
             f"{took:.0f} s"
         ]
-        if ratio < self.min_ratio:
+        if ratio < self.bars[group]:
             self.exit = 1
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        items = list(session.items)
+        broken = [i.nodeid for i in items if _fails(i)]
+        if broken:
+            print(f"\nmutation: the unmutated tests fail: {broken[:5]}", flush=True)
+            self.exit = 1
+            return True
+        table = [i for i in items if i.nodeid.split("::")[0] in self.table_tests]
+        self._sweep("table", mutants(), table)
+        if "fields" in self.bars:
+            self._sweep("fields", _field_mutants(), items)
         return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min", type=float, default=95.0, help="least kill ratio, percent")
+    parser.add_argument(
+        "--min-fields",
+        type=float,
+        default=FIELDS_BAR,
+        help="least kill ratio of the field rules' mutants, percent",
+    )
+    parser.add_argument("--no-fields", action="store_true", help="mutate the table only")
     parser.add_argument("--tests", nargs="+", default=CORE_TESTS, help="test files to run")
+    parser.add_argument(
+        "--field-tests", nargs="+", default=FIELD_TESTS, help="more test files for the fields"
+    )
     args = parser.parse_args(argv)
-    sweep = Sweep(args.min)
+    bars = {"table": args.min} | ({} if args.no_fields else {"fields": args.min_fields})
+    files = [*args.tests, *([] if args.no_fields else args.field_tests)]
+    sweep = Sweep(bars, list(args.tests))
     code = pytest.main(
         [
-            *(str(REPO / t) for t in args.tests),
+            *(str(REPO / t) for t in dict.fromkeys(files)),
             "-q",
             "-p",
             "no:randomly",

@@ -3,9 +3,10 @@ shows a captured Claude Code 2.1.332 permission dialog (the real CLI is the e2e 
 
 from __future__ import annotations
 
+import http.client
 import io
+import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -162,14 +163,20 @@ def test_a_dialog_read_before_its_hook_lands_gets_the_id_answers_are_checked_wit
         asking(daemon, "s1", sock, pane_id, hooks=3)  # up to PreToolUse: busy, dialog shown
         assert wait_state(daemon, "s1", "busy")
         early: dict[str, Any] = {}
-        reader = threading.Thread(
-            target=lambda: early.update(
-                zip(("status", "body"), call(daemon, "GET", SCREEN), strict=True)
-            )
-        )
+        sent = threading.Event()
+
+        def read() -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=40)
+            conn.request("GET", SCREEN, headers={"Authorization": f"Bearer {daemon.token}"})
+            sent.set()
+            reply = conn.getresponse()
+            early.update(status=reply.status, body=json.loads(reply.read()))
+            conn.close()
+
+        reader = threading.Thread(target=read)
         reader.start()
-        time.sleep(0.3)  # ordering only: the read is under way when the hook lands
-        asking(daemon, "s1", sock, pane_id)  # the rest: PermissionRequest
+        wait_for(sent.is_set, what="the /screen request to be sent")  # the read is under way
+        asking(daemon, "s1", sock, pane_id)  # the rest: PermissionRequest, after it
         reader.join()
         assert early["status"] == 200, early
         assert early["body"]["state"] == "needs-input"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import hook_latency
-from benchmarks import run as bench_run
+from benchmarks import hook_latency, report
+from benchmarks.sections import e2e as e2e_section
 
 REPO = Path(__file__).resolve().parent.parent
 RUN = ["-m", "benchmarks.run"]  # run from the repository, as `make bench` does
@@ -91,7 +91,7 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
 
 
 def test_e2e_section_without_a_file_says_how_to_measure(tmp_path: Path) -> None:
-    sec = bench_run.section_e2e(tmp_path / "absent.json")
+    sec = e2e_section.section_e2e(tmp_path / "absent.json")
     text = "\n".join(sec.lines)
     assert "Not measured in this run" in text
     assert "pytest tests/e2e" in text
@@ -112,7 +112,7 @@ def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(tmp_path: Path
             }
         )
     )
-    sec = bench_run.section_e2e(e2e)
+    sec = e2e_section.section_e2e(e2e)
     rows = {r.split("|")[1].strip(): r for r in sec.lines if r.startswith("| ")}
     hook_row = rows["PermissionRequest hook start → needs-input"]
     assert "| 5 | 0.040 | 0.050 | 0.300 | ≤ 0.25 s | met |" in hook_row
@@ -129,21 +129,21 @@ def test_e2e_section_judges_the_hook_stamp_and_needs_five_samples(tmp_path: Path
 def test_e2e_targets_are_the_e2e_tiers_targets() -> None:
     from tests.e2e.test_daemon_e2e import TARGETS
 
-    assert {k: t for k, (_, t) in bench_run.E2E_TARGETS.items()} == {
-        k: t for k, (_, t) in TARGETS.items() if k in bench_run.E2E_TARGETS
+    assert {k: t for k, (_, t) in e2e_section.E2E_TARGETS.items()} == {
+        k: t for k, (_, t) in TARGETS.items() if k in e2e_section.E2E_TARGETS
     }
-    assert set(TARGETS) >= set(bench_run.E2E_TARGETS) | set(bench_run.E2E_EXTRA)
+    assert set(TARGETS) >= set(e2e_section.E2E_TARGETS) | set(e2e_section.E2E_EXTRA)
 
 
 def test_header_names_what_was_measured_read_and_hand_kept() -> None:
     sections = [
-        bench_run.Section("1. What Claude waits per hook"),
-        bench_run.Section("2. Hook start"),
-        bench_run.Section("tail", failed=True),
-        bench_run.Section("6. Real CLI", source="`e2e.json` (written 2026-01-01 10:00)"),
+        report.Section("1. What Claude waits per hook"),
+        report.Section("2. Hook start"),
+        report.Section("tail", failed=True),
+        report.Section("6. Real CLI", source="`e2e.json` (written 2026-01-01 10:00)"),
     ]
     meta = {"when": "2026-01-02 03:04 UTC", "mode": "full mode", "duration": "12.0 min"}
-    text = bench_run.header(sections, meta)
+    text = report.header(sections, meta)
     assert "Measured in the run of 2026-01-02 03:04 UTC (full mode, 12.0 min): sections 1, 2," in (
         text
     )
@@ -154,6 +154,6 @@ def test_header_names_what_was_measured_read_and_hand_kept() -> None:
 
 
 def test_facts_in_the_text_come_from_the_run() -> None:
-    assert bench_run.payload_bytes() == len(json.dumps(hook_latency.PAYLOAD).encode()) + 1
-    libs = bench_run.curl_libraries()
+    assert report.payload_bytes() == len(json.dumps(hook_latency.PAYLOAD).encode()) + 1
+    libs = report.curl_libraries()
     assert libs is not None and libs > 0  # curl is installed by make test-deps

@@ -209,7 +209,7 @@ def test_status_watch_on_a_terminal_clears_and_redraws(
                 raise KeyboardInterrupt
             return n
 
-    monkeypatch.setattr("purplemux.cli.WATCH_REDRAW", 0.05)
+    monkeypatch.setattr("purplemux.cli.commands.WATCH_REDRAW", 0.05)
     assert main(["status", "--watch"], out=Interrupting()) == 0
     text = out.getvalue()
     assert text.startswith("\033[H\033[2Jpurplemux status")

@@ -19,6 +19,7 @@ from purplemux.feed import Subscriber
 from purplemux.machine import IDLE_GRACE, Notify
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.store import AsyncStore
+from tests.support import wait_for_async
 
 
 class Clock:
@@ -82,15 +83,11 @@ async def test_live_entry_notifies_once_and_history_never(store: AsyncStore) -> 
 async def test_file_idle_becomes_idle_by_a_timer_not_a_person(store: AsyncStore) -> None:
     engine = Engine(store)
     task = await running(engine)
-    loop = asyncio.get_running_loop()
     now = time.time()
     await engine.submit(prompt(now))
     await engine.submit(ev.StatusIdle(session_id="s", at=now + 0.01, id="idle"))
     assert engine.sessions["s"].state is State.BUSY
-    deadline = loop.time() + 5
-    while engine.sessions["s"].state is not State.IDLE and loop.time() < deadline:
-        await asyncio.sleep(0.02)
-    assert engine.sessions["s"].state is State.IDLE
+    await wait_for_async(lambda: engine.sessions["s"].state is State.IDLE, timeout=5)
     assert engine.sessions["s"].state_since == pytest.approx(now + 0.01 + IDLE_GRACE)
     await engine.stop()
     await task

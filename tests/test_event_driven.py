@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from purplemux.tmux_control import TmuxControl
-from tests.support import Daemon, run_hook, wait_for
+from tests.support import Daemon, run_hook, wait_for, wait_for_async
 from tests.support.fake_claude import CWD, FakeClaude
 
 A_DAY = "86400"
@@ -123,11 +123,7 @@ async def test_control_client_reports_pane_changes_and_runs_commands(claude: Fak
     client = control.want(claude.socket)
     runner = asyncio.create_task(control.run())
     try:
-        for _ in range(500):
-            if client.connected:
-                break
-            await asyncio.sleep(0.01)
-        assert client.connected
+        await wait_for_async(lambda: client.connected, what="the control client to connect")
         # A write over the client's stdin, answered in order; a bad one says so.
         assert (
             await control.command(
@@ -157,11 +153,7 @@ async def test_control_client_reports_pane_changes_and_runs_commands(claude: Fak
         )
         # The server goes away: no client, and commands fall back to the caller.
         claude.kill()
-        for _ in range(500):
-            if not client.connected:
-                break
-            await asyncio.sleep(0.01)
-        assert not client.connected
+        await wait_for_async(lambda: not client.connected, what="the control client to drop")
         assert await control.command(claude.socket, ["list-panes"]) is None
     finally:
         runner.cancel()

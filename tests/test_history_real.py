@@ -6,21 +6,23 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import shlex
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from purplemux.cli import main
-from tests.support import Daemon, cli_sees
+from tests.support import Daemon, cli_sees, fake_command, run_hook
 from tests.support.browser import hook, wait_state
 from tests.support.screens import call
 
 SID = "hist-1"
 TOOL = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
 TOLERANCE = 0.5
-"""Seconds a span may differ from the wait measured around the hook calls (a correctness check:
-the hook script stamps the time when it starts, a few milliseconds after we do)."""
+"""Seconds the dismiss's stamp (the daemon's own clock, when it took the request) may differ from
+the time the test read just before sending it."""
 
 
 class Tty(io.StringIO):
@@ -28,35 +30,60 @@ class Tty(io.StringIO):
         return True
 
 
-def drive(d: Daemon, waits: dict[str, float]) -> list[float]:
-    """idle → busy → needs-input → busy → review → dismissed; the time each change was made."""
+class Clock:
+    """The hook script's clock, set by the test: a fake `date` first on the script's PATH prints
+    the time it holds (the script stamps each event with `date +%s%N` as it starts)."""
+
+    def __init__(self, folder: Path, at: float) -> None:
+        self.file = folder / "now"
+        self.path = fake_command(folder / "bin", "date", f"cat {shlex.quote(str(self.file))}\n")
+        self.at = at
+        self.file.write_text(f"{int(at * 1e9)}\n")
+
+    def advance(self, seconds: float) -> float:
+        self.at += seconds
+        self.file.write_text(f"{int(self.at * 1e9)}\n")
+        return self.at
+
+
+def drive(d: Daemon, clock: Clock, waits: dict[str, float]) -> list[float]:
+    """idle → busy → needs-input → busy → review → dismissed, each state held for its wait on the
+    hook script's clock; the time each change was stamped (the dismiss: the daemon's own)."""
     at: list[float] = []
 
+    def send(name: str, **extra: Any) -> None:
+        payload = {"session_id": SID, "hook_event_name": name, "cwd": "/w/history-demo", **extra}
+        run_hook(d.home, payload, path=clock.path)
+
     def step(name: str, state: str, **extra: Any) -> None:
-        at.append(time.time())
-        hook(d, SID, name, cwd="/w/history-demo", **extra)
+        at.append(clock.at)
+        send(name, **extra)
         wait_state(d, SID, state)
 
     step("SessionStart", "idle", source="startup")
-    time.sleep(waits["idle"])
+    clock.advance(waits["idle"])
     step("UserPromptSubmit", "busy", prompt="deploy it")
-    hook(d, SID, "PreToolUse", cwd="/w/history-demo", tool_use_id="tu-1", **TOOL)
-    time.sleep(waits["busy"])
+    send("PreToolUse", tool_use_id="tu-1", **TOOL)
+    clock.advance(waits["busy"])
     step("PermissionRequest", "needs-input", **TOOL)
-    time.sleep(waits["needs-input"])
+    clock.advance(waits["needs-input"])
     step("PostToolUse", "busy", tool_use_id="tu-1", tool_response={}, **TOOL)
-    time.sleep(waits["busy-2"])
+    clock.advance(waits["busy-2"])
     step("Stop", "review", last_assistant_message="Deployed.")
-    time.sleep(waits["review"])
     at.append(time.time())
     assert d.api("POST", f"/api/sessions/{SID}/dismiss")["state"] == "idle"
     return at
 
 
-def test_spans_match_the_waits_and_survive_a_restart(daemon: Daemon) -> None:
+def test_spans_match_the_waits_and_survive_a_restart(daemon: Daemon, tmp_path: Path) -> None:
     waits = {"idle": 0.8, "busy": 0.6, "needs-input": 1.6, "busy-2": 0.7, "review": 1.2}
-    at = drive(daemon, waits)
+    # The script's clock starts in the past, so that the review (ended by the daemon's own
+    # clock, at the dismiss) has lasted at least its wait when the test dismisses it.
+    clock = Clock(tmp_path / "clock", time.time() - sum(waits.values()))
+    at = drive(daemon, clock, waits)
     measured = [b - a for a, b in itertools.pairwise(at)]
+    assert measured[:4] == pytest.approx(list(waits.values())[:4], abs=1e-6)
+    assert measured[4] >= waits["review"]
 
     spans = daemon.api("GET", f"/api/sessions/{SID}/timeline")["spans"]
     states = [s["state"] for s in spans]
@@ -65,8 +92,10 @@ def test_spans_match_the_waits_and_survive_a_restart(daemon: Daemon) -> None:
     for a, b in itertools.pairwise(spans):
         assert a["to"] == b["from"]  # consecutive, no gap
     durations = [s["to"] - s["from"] for s in spans[:-1]]
-    for state, got, want in zip(states, durations, measured, strict=False):
-        assert abs(got - want) <= TOLERANCE, (state, got, want)
+    # Stamped by the script on the test's clock: each span is exactly its wait.
+    for state, got, want in zip(states[:4], durations, measured, strict=False):
+        assert got == pytest.approx(want, abs=1e-6), (state, got, want)
+    assert abs(durations[4] - measured[4]) <= TOLERANCE, ("review", durations[4], measured[4])
     # The dismiss is stamped by the daemon when it took it.
     assert abs(spans[-1]["from"] - at[-1]) <= TOLERANCE
 

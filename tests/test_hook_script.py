@@ -7,19 +7,17 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from purplemux.sources.spool import parse_spool
-from tests.support import fake_command
+from tests.support import closed_port, fake_command, wait_for
 from tests.support.fake_daemon import PAYLOAD, TOKEN, FakeDaemon, make_home
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,28 +25,6 @@ SCRIPT = REPO / "hooks" / "status-hook.sh"
 DASH = shutil.which("dash") or "/usr/bin/dash"
 TMUX = "/tmp/tmux-1000/my \"odd\" 'sock' name,4242,0"
 PANE = "%7"
-
-T = TypeVar("T")
-
-
-def wait_for(condition: Callable[[], T], what: str, timeout: float = 10.0) -> T:
-    """Poll condition until it is truthy; fail with what after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
 
 @dataclass
 class Run:
@@ -112,14 +88,14 @@ def test_delivers_to_the_daemon(tmp_path: Path, serve: Callable[..., FakeDaemon]
     home = make_home(tmp_path, daemon.port)
     run = run_hook(home)
     assert_silent_success(run)
-    [request] = wait_for(lambda: daemon.requests, "the POST")
+    [request] = wait_for(lambda: daemon.requests, what="the POST")
     assert request.body == PAYLOAD
     assert request.headers["path"] == "/api/hooks"
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
     assert request.headers["content-type"] == "application/json"
     assert_event_headers(request.headers, run)
     # Delivered: the saved body goes, and nothing is spooled.
-    wait_for(lambda: not tmp_files(home), "the saved body to be removed")
+    wait_for(lambda: not tmp_files(home), what="the saved body to be removed")
     assert spool_files(home) == []
     print(f"\nforeground wall time, daemon up: {run.seconds * 1000:.1f} ms")
 
@@ -128,7 +104,7 @@ def test_outside_tmux_headers_are_empty(tmp_path: Path, serve: Callable[..., Fak
     daemon = serve()
     home = make_home(tmp_path, daemon.port)
     assert_silent_success(run_hook(home, TMUX="", TMUX_PANE=""))
-    [request] = wait_for(lambda: daemon.requests, "the POST")
+    [request] = wait_for(lambda: daemon.requests, what="the POST")
     assert request.headers["x-purplemux-pane"] == ""
     assert request.headers["x-purplemux-tmux"] == ""
 
@@ -145,7 +121,7 @@ def test_concurrent_hooks_get_distinct_event_ids(
     for proc in procs:
         proc.communicate(PAYLOAD, timeout=10)
         assert proc.returncode == 0
-    wait_for(lambda: len(daemon.requests) == 10, "ten POSTs")
+    wait_for(lambda: len(daemon.requests) == 10, what="ten POSTs")
     assert len({r.headers["x-purplemux-event-id"] for r in daemon.requests}) == 10
     assert all(r.body == PAYLOAD for r in daemon.requests)
 
@@ -158,13 +134,13 @@ def test_a_large_payload_arrives_whole(tmp_path: Path, serve: Callable[..., Fake
     environ = {**os.environ, "PURPLEMUX_HOME": str(home)}
     done = subprocess.run([DASH, str(SCRIPT)], input=big, capture_output=True, env=environ)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    [request] = wait_for(lambda: daemon.requests, "the POST")
+    [request] = wait_for(lambda: daemon.requests, what="the POST")
     assert request.body == big
 
 
 def assert_spooled(home: Path, run: Run) -> None:
     """Exactly one spool file, holding the exact payload and headers; nothing left in .tmp."""
-    [path] = wait_for(lambda: spool_files(home), "a spool file")
+    [path] = wait_for(lambda: spool_files(home), what="a spool file")
     delivery = parse_spool(path.read_bytes())
     assert delivery.body == PAYLOAD
     assert set(delivery.headers) == {
@@ -176,7 +152,7 @@ def assert_spooled(home: Path, run: Run) -> None:
     assert_event_headers(delivery.headers, run)
     assert path.name == delivery.headers["x-purplemux-event-id"] + ".spool"
     assert (path.stat().st_mode & 0o777, (home / "spool").stat().st_mode & 0o777) == (0o600, 0o700)
-    wait_for(lambda: not tmp_files(home), "the saved body to be removed")
+    wait_for(lambda: not tmp_files(home), what="the saved body to be removed")
 
 
 def test_spools_when_no_daemon_listens(tmp_path: Path) -> None:
@@ -233,10 +209,10 @@ def test_delivers_without_setsid(tmp_path: Path, serve: Callable[..., FakeDaemon
     assert shutil.which("setsid", path=path) is None
     run = run_hook(home, path=path)
     assert_silent_success(run)
-    [request] = wait_for(lambda: daemon.requests, "the POST")
+    [request] = wait_for(lambda: daemon.requests, what="the POST")
     assert request.body == PAYLOAD
     assert_event_headers(request.headers, run)
-    wait_for(lambda: not tmp_files(home), "the saved body to be removed")
+    wait_for(lambda: not tmp_files(home), what="the saved body to be removed")
     assert spool_files(home) == []
 
 
@@ -250,7 +226,7 @@ def test_seconds_only_date_still_gives_nanoseconds(tmp_path: Path) -> None:
     )
     run = run_hook(home, path=path)
     assert_silent_success(run)
-    [path] = wait_for(lambda: spool_files(home), "a spool file")
+    [path] = wait_for(lambda: spool_files(home), what="a spool file")
     headers = parse_spool(path.read_bytes()).headers
     assert headers["x-purplemux-ts"] == "1700000000000000000"
     assert headers["x-purplemux-event-id"].startswith("1700000000000000000-")
@@ -273,7 +249,7 @@ def test_unwritable_spool_still_exits_silently_at_once(
     assert not daemon.answered.is_set()
     if how == "spool-blocked":
         # Without a spool the payload still goes to the daemon, straight from stdin.
-        [request] = wait_for(lambda: daemon.requests, "the POST")
+        [request] = wait_for(lambda: daemon.requests, what="the POST")
         assert request.body == PAYLOAD
         assert_event_headers(request.headers, run)
         daemon.answered.set()
@@ -285,7 +261,7 @@ def test_token_never_on_a_command_line(tmp_path: Path, serve: Callable[..., Fake
     home = make_home(tmp_path, daemon.port)
     run = run_hook(home)
     assert_silent_success(run)
-    wait_for(daemon.received.is_set, "the request to arrive")
+    wait_for(daemon.received.is_set, what="the request to arrive")
 
     def command_lines() -> list[bytes]:
         lines = []
@@ -302,7 +278,7 @@ def test_token_never_on_a_command_line(tmp_path: Path, serve: Callable[..., Fake
     assert curl, "the in-flight curl was not found: the scan proves nothing"
     assert not [c for c in lines if TOKEN.encode() in c]
     daemon.answered.set()
-    wait_for(lambda: not tmp_files(home), "the delivery to finish")
+    wait_for(lambda: not tmp_files(home), what="the delivery to finish")
     assert spool_files(home) == []
 
 
@@ -320,4 +296,4 @@ def test_foreground_wall_time(tmp_path: Path, serve: Callable[..., FakeDaemon]) 
             f"\n{name}: min {min(times):.2f} ms, median {statistics.median(times):.2f} ms, "
             f"max {max(times):.2f} ms"
         )
-    wait_for(lambda: not tmp_files(up) and not tmp_files(down), "deliveries to finish", 20)
+    wait_for(lambda: not tmp_files(up) and not tmp_files(down), 20, what="deliveries to finish")

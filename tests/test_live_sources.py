@@ -146,16 +146,16 @@ def test_restart_with_a_big_transcript_shows_state_first_and_resumes(
         full = TranscriptReader("x")
         full.feed(data)
         tokens = {
-            "input": full.tokens.input,
-            "output": full.tokens.output,
-            "cache_read": full.tokens.cache_read,
-            "cache_creation": full.tokens.cache_creation,
+            "input": full.state.tokens.input,
+            "output": full.state.tokens.output,
+            "cache_read": full.state.tokens.cache_read,
+            "cache_creation": full.state.tokens.cache_creation,
         }
         s = wait_for(
             lambda: (lambda x: x if x and x["tokens"] == tokens else None)(d.session(claude.sid)),
             timeout=30,
         )
-        assert s["snippet"] == answer.strip()[:200] and s["cost_usd"] == full.cost_usd
+        assert s["snippet"] == answer.strip()[:200] and s["cost_usd"] == full.state.cost_usd
         # By what was sent, not time: the last answer came in facts that held the totals back
         # (the tail's), the totals in others (the history summed in the background).
         log = d.api("GET", f"/api/sessions/{claude.sid}/events")["events"]
@@ -178,7 +178,10 @@ def test_restart_with_a_big_transcript_shows_state_first_and_resumes(
             ),
             timeout=30,
         )
-        assert s["tokens"]["output"] == full.tokens.output and s["cost_usd"] == full.cost_usd
+        assert (
+            s["tokens"]["output"] == full.state.tokens.output
+            and s["cost_usd"] == full.state.cost_usd
+        )
         assert state == "idle" and s["state"] in ("idle", "review")
         read = d2.api("GET", "/api/health")["transcripts"]
         assert read["resumed"] == 1 and read["started_over"] == 0

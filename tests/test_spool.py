@@ -19,6 +19,7 @@ from purplemux.sources.spool import (
     remove,
     watch_spool,
 )
+from tests.support import wait_for_async
 
 BODY = b'{"session_id": "s1", "hook_event_name": "Stop", "text": "a\\n\\nb"}\n'
 
@@ -175,10 +176,8 @@ async def test_watcher_sees_new_spool_files_and_nothing_else(tmp_path: Path) -> 
     try:
         await ready.wait()
         # The watcher creates the folder; wait for it, then give inotify a file to report.
+        await wait_for_async(spool.is_dir, timeout=5, what="watch_spool to create the folder")
         deadline = time.monotonic() + 5
-        while not spool.is_dir():
-            assert time.monotonic() < deadline, "watch_spool never created the folder"
-            await asyncio.sleep(0.01)
         # Keep writing until the watcher has started (awatch has no "ready" signal).
         first: list[Path] = []
         n = 0

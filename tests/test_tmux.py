@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import os
 import socket
 import subprocess
@@ -32,9 +31,11 @@ from tests.support import (
     fake_command,
     free_port,
     hook,
+    post_hook,
     run_hook,
     settings_for,
     wait_for,
+    wait_for_async,
 )
 
 # --- the badge --------------------------------------------------------------------------------
@@ -365,8 +366,7 @@ async def test_run_tmux_never_raises_and_leaves_nothing_running(
     pidfile.unlink()
     monkeypatch.setattr(pm, "TMUX_TIMEOUT", 30)
     task = asyncio.create_task(pm.run_tmux(hang))
-    while not pidfile.exists() or not pidfile.read_text().strip():
-        await asyncio.sleep(0.01)
+    await wait_for_async(lambda: pidfile.exists() and pidfile.read_text().strip())
     task.cancel()  # the daemon shuts down mid-call
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -446,16 +446,7 @@ def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, t
         nonlocal n
         n += 1
         payload = {"session_id": "real-1", "hook_event_name": name, "cwd": "/w/p", **extra}
-        r = c.post(
-            "/api/hooks",
-            content=json.dumps(payload),
-            headers={
-                "X-Purplemux-Event-Id": f"ev-{n}",
-                "X-Purplemux-Ts": str(time.time_ns()),
-                "X-Purplemux-Pane": pane,
-                "X-Purplemux-Tmux": where,
-            },
-        )
+        r = post_hook(c, payload, n, time.time(), pane, tmux=where)
         assert r.status_code < 300, r.text
 
     with TestClient(create_app(settings, components=[pm.pane_marker])) as c:
@@ -488,16 +479,8 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
     with TestClient(create_app(settings, components=[])) as c:  # first run: no marker
         c.headers["Authorization"] = f"Bearer {(settings.home / 'token').read_text().strip()}"
         for n, name in enumerate(("SessionStart", "UserPromptSubmit", "Stop")):
-            c.post(
-                "/api/hooks",
-                content=json.dumps({"session_id": "r", "hook_event_name": name, "cwd": "/w"}),
-                headers={
-                    "X-Purplemux-Event-Id": f"e{n}",
-                    "X-Purplemux-Ts": str(time.time_ns()),
-                    "X-Purplemux-Pane": pane,
-                    "X-Purplemux-Tmux": f"{tmux.socket},1,0",
-                },
-            )
+            payload = {"session_id": "r", "hook_event_name": name, "cwd": "/w"}
+            post_hook(c, payload, n, time.time(), pane, tmux=f"{tmux.socket},1,0")
     assert tmux.state(pane) == ""
     app = create_app(settings, components=[pm.pane_marker])
     with TestClient(app):

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from purplemux.model import ATTENTION_STATES, Session, State
+from purplemux.model import Session, State
+from purplemux.notify.once import LiveEntries
 from purplemux.present import Origin, SessionView, present
 
 Row = dict[str, Any]
-LIVE_SLACK = 2.0
-"""Seconds an entry may predate this view and still notify (clock skew between machines)."""
-REMEMBER = 10_000
-"""Entries remembered for notification dedupe."""
 
 
 @dataclass
@@ -51,7 +47,8 @@ class RemoteView:
         self.window = window
         """The context window setting our views of other hosts' rows are made with."""
         self.hosts: dict[str, HostState] = {}
-        self._notified: OrderedDict[tuple[str, str, str, float], None] = OrderedDict()
+        self.entries = LiveEntries(live_since)
+        """Which of the other hosts' entries notify here: the rule of this host's own."""
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -188,15 +185,8 @@ class RemoteView:
             since = float(row.get("state_since") or 0.0)
         except (TypeError, ValueError):
             return
-        if state not in ATTENTION_STATES or since < self.live_since - LIVE_SLACK:
-            return
-        key = (host, str(row["id"]), state.value, since)
-        if key in self._notified:
-            return
-        self._notified[key] = None
-        if len(self._notified) > REMEMBER:
-            self._notified.popitem(last=False)
-        self.sink.notify(row)
+        if self.entries.first((host, str(row["id"]), state.value, since), state, since):
+            self.sink.notify(row)
 
 
 def _seq(data: Mapping[str, Any]) -> int:

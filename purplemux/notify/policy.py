@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from purplemux.machine import Notify
 from purplemux.model import ATTENTION_STATES, Session, State
+from purplemux.notify.once import LiveEntries
 
 
 class Verdict(StrEnum):
@@ -31,7 +32,7 @@ class PushPolicy:
             raise ValueError("cooldown must be >= 0 and remember >= 1")
         self.cooldown = cooldown
         self.remember = remember
-        self._seen: OrderedDict[EntryKey, None] = OrderedDict()
+        self._entries = LiveEntries(remember=remember)  # the engine decided it is live
         self._last_push: OrderedDict[str, float] = OrderedDict()
 
     def decide(
@@ -46,11 +47,10 @@ class PushPolicy:
         if notify.state not in ATTENTION_STATES:
             return Verdict.NOT_ATTENTION
         key: EntryKey = (session.id, notify.state, notify.since)
-        if key in self._seen:
-            return Verdict.DUPLICATE
         # Every decided entry is remembered, pushed or not: an entry the user saw in a focused
         # dashboard must not be pushed later when the engine re-derives and emits it again.
-        self._remember(key)
+        if not self._entries.first(key, notify.state, notify.since):
+            return Verdict.DUPLICATE
         count = focused_pages if isinstance(focused_pages, int) else len(focused_pages)
         if count > 0:
             return Verdict.FOCUSED
@@ -77,11 +77,6 @@ class PushPolicy:
     def forget(self, session_id: str) -> None:
         """Drop a removed session's cooldown (entry keys age out on their own)."""
         self._last_push.pop(session_id, None)
-
-    def _remember(self, key: EntryKey) -> None:
-        self._seen[key] = None
-        while len(self._seen) > self.remember:
-            self._seen.popitem(last=False)
 
 
 CRITICAL = "critical"

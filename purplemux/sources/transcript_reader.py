@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -72,18 +74,6 @@ def _texts(content: object) -> list[str]:
     ]
 
 
-_FACTS = (
-    "snippet",
-    "tokens",
-    "model",
-    "context_tokens",
-    "cost_usd",
-    "cost_source",
-    "retries",
-    "title",
-)
-
-
 _T = TypeVar("_T")
 
 
@@ -96,6 +86,111 @@ def _opt(value: object, kind: type[_T]) -> _T | None:
     if isinstance(value, kind) and not isinstance(value, bool):
         return value
     raise ValueError(f"not a {kind.__name__}: {value!r}")
+
+
+NO_TOKENS = Tokens()
+
+
+# A field a person sees (TranscriptFacts carries it): a last value (when a tail adopts its
+# history, the tail's own value wins) or a total of the whole file.
+_LAST: dict[str, bool] = {"fact": True, "newest": True}
+_TOTAL: dict[str, bool] = {"fact": True, "newest": False}
+
+
+@dataclass(slots=True)
+class ReaderState:
+    """What a reader knows of its transcript: blank on a reset, stored whole by a snapshot."""
+
+    turn: Turn = Turn.NONE
+    last_prompt_seen: float | None = None
+    snippet: str | None = field(default=None, metadata=_LAST)
+    model: str | None = field(default=None, metadata=_LAST)
+    tokens: Tokens = field(default=NO_TOKENS, metadata=_TOTAL)
+    context_tokens: int | None = field(default=None, metadata=_LAST)
+    retries: int = field(default=0, metadata=_LAST)
+    title: str | None = field(default=None, metadata=_LAST)
+    cost_usd: float | None = field(default=None, metadata=_TOTAL)
+    cost_source: str | None = field(default=None, metadata=_TOTAL)
+    claude_cost: float | None = None
+    """The newest cost-state's totalCostUSD."""
+    cost_since: float = 0.0
+    """The computed cost of the replies after it."""
+    requests: int = 0
+    """api-request entries since the last reply or prompt."""
+    compacted: bool = False
+    last_ts: float | None = None
+    anchor: str | None = None
+    """The key of the entry the newest turn began with (its Stop's id)."""
+    anchor_stopped: bool = False
+    # Recent message ids only: a message's entries are written together, so a bounded
+    # memory counts each once without keeping one record per message of a long transcript.
+    usage: OrderedDict[str, Tokens] = field(default_factory=OrderedDict)
+    costs: dict[str, float] = field(default_factory=dict)
+    tools: dict[str, str] = field(default_factory=dict)
+    """Tool calls without a result yet, by id."""
+    touched: set[str] = field(default_factory=set)
+    """Facts set at least once (a tail's own values win)."""
+
+    def encode(self) -> dict[str, Any]:
+        """The fields as JSON-able values (the usage memory cut to its newest entries)."""
+        usage = list(self.usage.items())[-SNAPSHOT_USAGE:]
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "usage":
+                value = [[k, *_tokens_list(u)] for k, u in usage]
+            elif f.name == "costs":
+                value = [[k, self.costs[k]] for k, _ in usage if k in self.costs]
+            else:
+                value = _ENCODE.get(f.type, _same)(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def decode(cls, snap: dict[str, Any]) -> ReaderState:
+        """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable."""
+        return cls(**{f.name: _DECODE[f.type](snap[f.name]) for f in fields(cls)})
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _tokens_list(t: Tokens) -> list[int]:
+    return [t.input, t.output, t.cache_read, t.cache_creation]
+
+
+def _tokens(value: Any) -> Tokens:
+    return Tokens(*(int(x) for x in value))
+
+
+# A snapshot's form of each field, by the field's type (a field of another type is kept as is).
+_ENCODE: dict[Any, Callable[[Any], Any]] = {
+    "Turn": lambda v: v.value,
+    "Tokens": _tokens_list,
+    "dict[str, str]": lambda v: list(v.items()),
+    "set[str]": sorted,
+}
+_DECODE: dict[Any, Callable[[Any], Any]] = {  # every field type has one: a new field needs one
+    "Turn": Turn,
+    "float | None": lambda v: _opt(v, float),
+    "str | None": lambda v: _opt(v, str),
+    "int | None": lambda v: _opt(v, int),
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "Tokens": _tokens,
+    "OrderedDict[str, Tokens]": lambda v: OrderedDict((str(k), _tokens(u)) for k, *u in v),
+    "dict[str, float]": lambda v: {str(k): float(c) for k, c in v},
+    "dict[str, str]": lambda v: {str(k): str(name) for k, name in v},
+    "set[str]": lambda v: {str(x) for x in v},
+}
+FACTS = tuple(f.name for f in fields(ReaderState) if f.metadata.get("fact"))
+"""The facts a person sees, in TranscriptFacts."""
+NEWEST = tuple(f.name for f in fields(ReaderState) if f.metadata.get("newest"))
+"""The facts that are a last value, not a total: a tail's own one wins over its history's."""
+TOTALS = frozenset(FACTS) - frozenset(NEWEST)
+"""The facts summed over the whole file (tokens, cost): a tail holds them for its history."""
 
 
 class TranscriptReader:
@@ -117,35 +212,13 @@ class TranscriptReader:
         """Leaves tokens and cost out of its facts (a history still being summed)."""
         self.offset = 0
         self.size = 0
-        self.turn = Turn.NONE
-        self.last_prompt_seen: float | None = None
-        self.snippet: str | None = None
-        self.model: str | None = None
-        self.tokens = Tokens()
-        self.context_tokens: int | None = None
-        self.retries = 0
-        self.title: str | None = None
-        self.cost_usd: float | None = None
-        self.cost_source: str | None = None
-        self._claude_cost: float | None = None  # the newest cost-state's totalCostUSD
-        self._cost_since = 0.0  # computed cost of replies after it
-        self._requests = 0  # api-request entries since the last reply or prompt
-        self._compacted = False
+        self.state = ReaderState()
         self._line_start = 0
         self._buf = bytearray()
         self._skipping = False
-        self._last_ts: float | None = None
-        self._anchor: str | None = None
-        self._anchor_stopped = False
-        # Recent message ids only: a message's entries are written together, so a bounded
-        # memory counts each once without keeping one record per message of a long transcript.
-        self._usage: OrderedDict[str, Tokens] = OrderedDict()
-        self._costs: dict[str, float] = {}
-        self._tools: dict[str, str] = {}
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
         self._out: list[Event] = []
-        self._touched: set[str] = set()  # facts set at least once (a tail's own values win)
         self._head: dict[str, None] = {}  # a partial reader's first usage keys
         self._tag = ""  # distinguishes the facts of a restore or a merge at the same offset
         self.emitted = 0
@@ -156,7 +229,7 @@ class TranscriptReader:
     @property
     def current_tool(self) -> str:
         """The newest tool call without a result yet, or ""."""
-        return next(reversed(self._tools.values()), "")
+        return next(reversed(self.state.tools.values()), "")
 
     def sync(self, st: os.stat_result) -> bool:
         """Note the file's identity and size; reset (and say so) on truncation or replacement."""
@@ -201,33 +274,11 @@ class TranscriptReader:
 
     def snapshot(self) -> dict[str, Any]:
         """Everything a later reader needs to continue from the last complete line (JSON-able)."""
-        usage = list(self._usage.items())[-SNAPSHOT_USAGE:]
-        t = self.tokens
         return {
             "v": SNAPSHOT_VERSION,
             "offset": self._line_start,
             "quiet": self.quiet,
-            "turn": self.turn.value,
-            "last_prompt_seen": self.last_prompt_seen,
-            "snippet": self.snippet,
-            "model": self.model,
-            "tokens": [t.input, t.output, t.cache_read, t.cache_creation],
-            "context_tokens": self.context_tokens,
-            "retries": self.retries,
-            "title": self.title,
-            "cost_usd": self.cost_usd,
-            "cost_source": self.cost_source,
-            "claude_cost": self._claude_cost,
-            "cost_since": self._cost_since,
-            "requests": self._requests,
-            "compacted": self._compacted,
-            "last_ts": self._last_ts,
-            "anchor": self._anchor,
-            "anchor_stopped": self._anchor_stopped,
-            "usage": [[k, u.input, u.output, u.cache_read, u.cache_creation] for k, u in usage],
-            "costs": [[k, self._costs[k]] for k, _ in usage if k in self._costs],
-            "tools": list(self._tools.items()),
-            "touched": sorted(self._touched),
+            **self.state.encode(),
         }
 
     def restore(self, snap: dict[str, Any], identity: tuple[int, int]) -> bool:
@@ -236,42 +287,22 @@ class TranscriptReader:
         try:
             if snap.get("v") != SNAPSHOT_VERSION:
                 raise ValueError("another snapshot version")
-            self.offset = self._line_start = int(snap["offset"])
-            self.quiet = bool(snap["quiet"])
-            self.turn = Turn(snap["turn"])
-            self.last_prompt_seen = _opt(snap["last_prompt_seen"], float)
-            self.snippet = _opt(snap["snippet"], str)
-            self.model = _opt(snap["model"], str)
-            self.tokens = Tokens(*(int(x) for x in snap["tokens"]))
-            self.context_tokens = _opt(snap["context_tokens"], int)
-            self.retries = int(snap["retries"])
-            self.title = _opt(snap["title"], str)
-            self.cost_usd = _opt(snap["cost_usd"], float)
-            self.cost_source = _opt(snap["cost_source"], str)
-            self._claude_cost = _opt(snap["claude_cost"], float)
-            self._cost_since = float(snap["cost_since"])
-            self._requests = int(snap["requests"])
-            self._compacted = bool(snap["compacted"])
-            self._last_ts = _opt(snap["last_ts"], float)
-            self._anchor = _opt(snap["anchor"], str)
-            self._anchor_stopped = bool(snap["anchor_stopped"])
-            for k, *u in snap["usage"]:
-                self._usage[str(k)] = Tokens(*(int(x) for x in u))
-            for k, c in snap["costs"]:
-                self._costs[str(k)] = float(c)
-            for k, name in snap["tools"]:
-                self._tools[str(k)] = str(name)
-            self._touched = {str(x) for x in snap["touched"]}
+            offset, quiet, state = (
+                int(snap["offset"]),
+                bool(snap["quiet"]),
+                ReaderState.decode(snap),
+            )
         except (KeyError, TypeError, ValueError):
             self.reset()
             return False
-        self.identity = identity
+        self.offset = self._line_start = offset
+        self.quiet, self.state, self.identity = quiet, state, identity
         return True
 
     def announce(self, tag: str) -> None:
         """Say every fact again on the next flush (a restored reader: the store may lag it)."""
-        self._dirty |= {n for n in _FACTS if getattr(self, n) is not None} | {"current_tool"}
-        self._facts_at = self._last_ts
+        self._dirty |= {n for n in FACTS if getattr(self.state, n) is not None} | {"current_tool"}
+        self._facts_at = self.state.last_ts
         self._tag = tag
 
     def adopt(self, history: TranscriptReader, tag: str) -> None:
@@ -279,41 +310,49 @@ class TranscriptReader:
 
         The totals become what one reader over the whole file would have; the newest values
         (snippet, model, context, title) stay the tail's unless the tail never saw one."""
-        overlap = [k for k in self._head if k in history._usage]
-        t, h = self.tokens, history.tokens
-        o = [history._usage[k] for k in overlap]
-        self.tokens = Tokens(
+        overlap = [k for k in self._head if k in history.state.usage]
+        t, h = self.state.tokens, history.state.tokens
+        o = [history.state.usage[k] for k in overlap]
+        self.state.tokens = Tokens(
             h.input + t.input - sum(x.input for x in o),
             h.output + t.output - sum(x.output for x in o),
             h.cache_read + t.cache_read - sum(x.cache_read for x in o),
             h.cache_creation + t.cache_creation - sum(x.cache_creation for x in o),
         )
-        if self._claude_cost is None:
-            self._claude_cost = history._claude_cost
-            self._cost_since += history._cost_since - sum(
-                history._costs.get(k, 0.0) for k in overlap
+        if self.state.claude_cost is None:
+            self.state.claude_cost = history.state.claude_cost
+            self.state.cost_since += history.state.cost_since - sum(
+                history.state.costs.get(k, 0.0) for k in overlap
             )
-        if "cost_usd" in self._touched or "cost_usd" in history._touched:
+        if "cost_usd" in self.state.touched or "cost_usd" in history.state.touched:
             self._update_cost(0.0)
-        for name in ("snippet", "model", "context_tokens", "title", "retries"):
-            if name not in self._touched and name in history._touched:
-                setattr(self, name, getattr(history, name))
-                self._touched.add(name)
-        if "retries" not in self._touched:
-            self._requests += history._requests
-        if self.turn is Turn.NONE and not history.quiet:
-            self.turn, self.last_prompt_seen = history.turn, history.last_prompt_seen
-            self._anchor, self._anchor_stopped = history._anchor, history._anchor_stopped
-        if self._last_ts is None:
-            self._last_ts = history._last_ts
-        self._compacted = self._compacted or history._compacted
-        usage = OrderedDict((k, u) for k, u in history._usage.items() if k not in self._usage)
-        usage.update(self._usage)
+        for name in NEWEST:
+            if name not in self.state.touched and name in history.state.touched:
+                setattr(self.state, name, getattr(history.state, name))
+                self.state.touched.add(name)
+        if "retries" not in self.state.touched:
+            self.state.requests += history.state.requests
+        if self.state.turn is Turn.NONE and not history.quiet:
+            self.state.turn, self.state.last_prompt_seen = (
+                history.state.turn,
+                history.state.last_prompt_seen,
+            )
+            self.state.anchor, self.state.anchor_stopped = (
+                history.state.anchor,
+                history.state.anchor_stopped,
+            )
+        if self.state.last_ts is None:
+            self.state.last_ts = history.state.last_ts
+        self.state.compacted = self.state.compacted or history.state.compacted
+        usage = OrderedDict(
+            (k, u) for k, u in history.state.usage.items() if k not in self.state.usage
+        )
+        usage.update(self.state.usage)
         while len(usage) > USAGE_MEMORY:
             usage.popitem(last=False)
-        costs = {k: c for k, c in history._costs.items() if k not in self._costs}
-        costs.update(self._costs)
-        self._usage, self._costs = usage, {k: costs[k] for k in usage if k in costs}
+        costs = {k: c for k, c in history.state.costs.items() if k not in self.state.costs}
+        costs.update(self.state.costs)
+        self.state.usage, self.state.costs = usage, {k: costs[k] for k in usage if k in costs}
         self._head.clear()
         self.partial = self.hold_totals = False
         self.announce(tag)
@@ -339,11 +378,11 @@ class TranscriptReader:
             return
         ts = _timestamp(entry.get("timestamp"))
         if ts is not None:
-            self._last_ts = ts
+            self.state.last_ts = ts
         message = entry.get("message")
         message = message if isinstance(message, dict) else {}
         kind = entry.get("type")
-        at = ts if ts is not None else (self._last_ts or 0.0)
+        at = ts if ts is not None else (self.state.last_ts or 0.0)
         if kind == "user":
             self._user(entry, message, start, at)
         elif kind == "assistant":
@@ -352,15 +391,15 @@ class TranscriptReader:
             self._end_of_turn(at)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._set("context_tokens", None, at)
-            self._compacted = True
+            self.state.compacted = True
             self._dirty.add("compacted")
         elif kind == "cost-state":
             self._cost_state(entry, at)
         elif kind == "api-request":
             # 2.1.332 writes one per attempt: more than one with no reply between is a retry.
             if entry.get("querySource") in (None, "repl_main_thread"):
-                self._requests += 1
-                self._set("retries", max(0, self._requests - 1), at)
+                self.state.requests += 1
+                self._set("retries", max(0, self.state.requests - 1), at)
         elif kind in ("custom-title", "ai-title"):
             title = entry.get("customTitle") or entry.get("aiTitle") or entry.get("title")
             if isinstance(title, str) and title.strip():
@@ -378,8 +417,8 @@ class TranscriptReader:
         text, key = texts[0], self._key(entry, start)
         if text.startswith(INTERRUPT_MARK):
             self._emit(Interrupt, at, key)
-            self.turn = Turn.INTERRUPTED
-            self._anchor_stopped = True
+            self.state.turn = Turn.INTERRUPTED
+            self.state.anchor_stopped = True
             self._clear_tools(at)
             return
         if entry.get("isMeta") or entry.get("isCompactSummary"):
@@ -388,16 +427,16 @@ class TranscriptReader:
         if head.startswith("<command-name>"):
             # A slash command can run a turn of its own (custom commands, skills): it anchors
             # the next end-of-turn, but is not a prompt (/compact, /clear never end a turn).
-            self._anchor, self._anchor_stopped = key, False
+            self.state.anchor, self.state.anchor_stopped = key, False
             self.turn_mark = self.emitted
             return
         if head.startswith(NOT_PROMPTS):
             return
-        self._anchor, self._anchor_stopped = key, False
+        self.state.anchor, self.state.anchor_stopped = key, False
         self.turn_mark = self.emitted
-        self.turn = Turn.IN_PROGRESS
-        self.last_prompt_seen = at
-        self._requests = 0
+        self.state.turn = Turn.IN_PROGRESS
+        self.state.last_prompt_seen = at
+        self.state.requests = 0
         self._set("retries", 0, at)
         self._clear_tools(at)
 
@@ -418,11 +457,11 @@ class TranscriptReader:
                 last_message=error,
                 error_kind=kind[:100] if isinstance(kind, str) else None,
             )
-            self.turn = Turn.FAILED
-            self._requests = 0
+            self.state.turn = Turn.FAILED
+            self.state.requests = 0
             self._set("retries", 0, at)
             return
-        self._requests = 0
+        self.state.requests = 0
         self._set("retries", 0, at)
         model = message.get("model")
         if isinstance(model, str) and model and not model.startswith("<"):
@@ -439,16 +478,16 @@ class TranscriptReader:
                 _count(usage, "cache_read_input_tokens"),
                 _count(usage, "cache_creation_input_tokens"),
             )
-            old = self._usage.get(key, Tokens())
+            old = self.state.usage.get(key, Tokens())
             if self.partial and len(self._head) < USAGE_MEMORY:
                 self._head[key] = None
             if isinstance(model, str) and model and not model.startswith("<"):
                 self._set("context_tokens", new.input + new.cache_read + new.cache_creation, at)
             if new != old:
-                self._usage[key] = new
-                self._usage.move_to_end(key)
-                if len(self._usage) > USAGE_MEMORY:
-                    self._usage.popitem(last=False)
+                self.state.usage[key] = new
+                self.state.usage.move_to_end(key)
+                if len(self.state.usage) > USAGE_MEMORY:
+                    self.state.usage.popitem(last=False)
                 price = session_facts.cost(
                     model if isinstance(model, str) else None,
                     new.input,
@@ -456,12 +495,12 @@ class TranscriptReader:
                     new.cache_read,
                     new.cache_creation,
                 )
-                self._cost_since += price - self._costs.get(key, 0.0)
-                self._costs[key] = price
-                if len(self._costs) > USAGE_MEMORY:
-                    self._costs.pop(next(iter(self._costs)))
+                self.state.cost_since += price - self.state.costs.get(key, 0.0)
+                self.state.costs[key] = price
+                if len(self.state.costs) > USAGE_MEMORY:
+                    self.state.costs.pop(next(iter(self.state.costs)))
                 self._update_cost(at)
-                t = self.tokens
+                t = self.state.tokens
                 self._set(
                     "tokens",
                     Tokens(
@@ -476,40 +515,40 @@ class TranscriptReader:
         for i, block in enumerate(content if isinstance(content, list) else ()):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 tool_id = block.get("id") or f"{self._key(entry, start)}:{i}"
-                self._tools[str(tool_id)] = str(block.get("name") or "tool")
+                self.state.tools[str(tool_id)] = str(block.get("name") or "tool")
                 self._dirty.add("current_tool")
                 self._facts_at = at
-        if self.turn is Turn.NONE:
-            self.turn = Turn.IN_PROGRESS
+        if self.state.turn is Turn.NONE:
+            self.state.turn = Turn.IN_PROGRESS
 
     def _cost_state(self, entry: dict[str, Any], at: float) -> None:
         total = entry.get("totalCostUSD")
         if isinstance(total, int | float) and not isinstance(total, bool) and total >= 0:
-            self._claude_cost = float(total)
-            self._cost_since = 0.0
+            self.state.claude_cost = float(total)
+            self.state.cost_since = 0.0
             self._update_cost(at)
 
     def _update_cost(self, at: float) -> None:
-        if self._claude_cost is not None:
+        if self.state.claude_cost is not None:
             self._set("cost_source", "claude", at)
-            self._set("cost_usd", round(self._claude_cost + self._cost_since, 6), at)
+            self._set("cost_usd", round(self.state.claude_cost + self.state.cost_since, 6), at)
         else:
             self._set("cost_source", "computed", at)
-            self._set("cost_usd", round(self._cost_since, 6), at)
+            self._set("cost_usd", round(self.state.cost_since, 6), at)
 
     def _end_of_turn(self, at: float) -> None:
         self._clear_tools(at)
-        if self._anchor_stopped:
+        if self.state.anchor_stopped:
             return
-        if self._anchor is None and self.partial:
+        if self.state.anchor is None and self.partial:
             # A tail that starts inside this turn: its Stop's id (the prompt's) is unknown, and
             # a made-up one would replay an old turn's end as new.
-            self._anchor_stopped = True
-            self.turn = Turn.FINISHED
+            self.state.anchor_stopped = True
+            self.state.turn = Turn.FINISHED
             return
-        self._anchor_stopped = True
-        self.turn = Turn.FINISHED
-        self._emit(Stop, at, f"stop:{self._anchor or 'start'}")
+        self.state.anchor_stopped = True
+        self.state.turn = Turn.FINISHED
+        self._emit(Stop, at, f"stop:{self.state.anchor or 'start'}")
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -528,20 +567,20 @@ class TranscriptReader:
         )
 
     def _set(self, name: str, value: object, at: float) -> None:
-        self._touched.add(name)
-        if getattr(self, name) != value:
-            setattr(self, name, value)
+        self.state.touched.add(name)
+        if getattr(self.state, name) != value:
+            setattr(self.state, name, value)
             self._dirty.add(name)
             self._facts_at = at
 
     def _tool_done(self, tool_id: str, at: float) -> None:
-        if self._tools.pop(tool_id, None) is not None:
+        if self.state.tools.pop(tool_id, None) is not None:
             self._dirty.add("current_tool")
             self._facts_at = at
 
     def _clear_tools(self, at: float) -> None:
-        if self._tools:
-            self._tools.clear()
+        if self.state.tools:
+            self.state.tools.clear()
             self._dirty.add("current_tool")
             self._facts_at = at
 
@@ -550,27 +589,21 @@ class TranscriptReader:
             self._dirty = set()
         if not self._dirty:
             return
-        d = self._dirty - ({"tokens", "cost_usd", "cost_source"} if self.hold_totals else set())
+        d = self._dirty - (TOTALS if self.hold_totals else set())
         if not d:
             return
         tag, self._tag = self._tag, ""
+        facts: dict[str, Any] = {n: getattr(self.state, n) if n in d else None for n in FACTS}
         self._out.append(
             TranscriptFacts(
                 session_id=self.session_id,
-                at=self._facts_at if self._facts_at is not None else (self._last_ts or 0.0),
+                at=self._facts_at if self._facts_at is not None else (self.state.last_ts or 0.0),
                 id=f"tx:{self.session_id}:facts:{self.identity[1] if self.identity else 0}:"
                 f"{self._line_start}{tag}",
                 source=Source.TRANSCRIPT,
-                snippet=self.snippet if "snippet" in d else None,
-                tokens=self.tokens if "tokens" in d else None,
-                model=self.model if "model" in d else None,
                 current_tool=self.current_tool if "current_tool" in d else None,
-                context_tokens=self.context_tokens if "context_tokens" in d else None,
-                cost_usd=self.cost_usd if "cost_usd" in d else None,
-                cost_source=self.cost_source if "cost_source" in d else None,
-                retries=self.retries if "retries" in d else None,
-                title=self.title if "title" in d else None,
-                compacted="compacted" in d and self.context_tokens is None,
+                **facts,
+                compacted="compacted" in d and self.state.context_tokens is None,
             )
         )
         self._dirty -= d
@@ -598,4 +631,4 @@ def read_tail_state(
                 reader.feed(block, flush=False)
     except (OSError, ValueError):  # ValueError: an unsafe path (transcript_files.UnsafePath)
         return Turn.NONE
-    return reader.turn
+    return reader.state.turn

@@ -183,7 +183,7 @@ def _tail(
         events = _feed_rest(f, reader, stats)
         # The newest prompt too: a tail that starts inside the newest turn cannot name (nor so
         # emit) its Stop.
-        found = reader.snippet is not None and reader._anchor is not None
+        found = reader.state.snippet is not None and reader.state.anchor is not None
         if found or tail >= TAIL_MAX:
             # Only the newest turn's events (and the facts, which come last): the older turns
             # in the tail are history, like the ones before it.

@@ -174,12 +174,12 @@ def check_offsets(reader: TranscriptReader, fed: bytes) -> None:
 
 def final_state(reader: TranscriptReader) -> tuple[Any, ...]:
     return (
-        reader.turn,
-        reader.snippet,
-        reader.model,
-        reader.tokens,
+        reader.state.turn,
+        reader.state.snippet,
+        reader.state.model,
+        reader.state.tokens,
         reader.current_tool,
-        reader.last_prompt_seen,
+        reader.state.last_prompt_seen,
     )
 
 

@@ -37,8 +37,10 @@ def test_remembered_entries_are_bounded() -> None:
     policy = PushPolicy(remember=3)
     for i in range(5):
         assert policy.should_push(S, Notify(State.REVIEW, float(i)), now=float(i))
-    assert len(policy._seen) == 3
     assert policy.decide(S, Notify(State.REVIEW, 4.0), now=9.0) is Verdict.DUPLICATE
+    # Three are kept: the oldest was forgotten, and would be decided again.
+    assert policy.decide(S, Notify(State.REVIEW, 2.0), now=9.0) is Verdict.DUPLICATE
+    assert policy.decide(S, Notify(State.REVIEW, 0.0), now=9.0) is Verdict.PUSH
 
 
 def test_no_push_while_a_dashboard_page_is_focused() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from purplemux.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload, urgency_for
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender
+from tests.support import closed_port
 
 from .fake_push_service import BrowserSubscription, FakePushService, MemoryStore
 
@@ -62,13 +62,6 @@ def waiting_session() -> Session:
         waiting_for="Bash: npm run deploy --prod",
         pending_tool=PendingTool("Bash", "d"),
     )
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 @pytest.mark.asyncio

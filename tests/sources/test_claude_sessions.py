@@ -23,6 +23,7 @@ from purplemux.sources.claude_sessions import (
     parse_session_file,
     status_event,
 )
+from tests.support import wait_for_async
 from tests.support.transcripts import collect
 
 DEAD_PID = 999_999_999  # above any pid_max
@@ -236,7 +237,8 @@ async def test_watcher_folder_created_later(tmp_path: Path) -> None:
     agen = watcher.events()
     try:
         pending = asyncio.ensure_future(collect(agen, has("sf:7:s7:5:busy")))
-        await asyncio.sleep(0)
+        # The watcher runs (it waits for a change) before its folder exists.
+        await wait_for_async(lambda: agen.ag_await is not None, what="the watcher to start")
         sessions.mkdir(parents=True)
         (sessions / "7.json").write_bytes(body(7, "busy", 5))
         await pending

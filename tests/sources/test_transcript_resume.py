@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from purplemux.events import Event, TranscriptFacts
-from purplemux.model import Session
+from purplemux.model import Session, Tokens
 from purplemux.sources.transcripts import (
     HISTORY_AFTER,
     TAIL_FIRST,
@@ -21,6 +21,7 @@ from purplemux.sources.transcripts import (
     Turn,
 )
 from purplemux.store import Store
+from tests.support import wait_for_async
 from tests.support.transcripts import end, line, prompt, stops, turns
 
 # Every fact a person sees from a transcript, beside the state.
@@ -28,7 +29,7 @@ SHOWN = ("tokens", "cost_usd", "cost_source", "context_tokens", "snippet", "mode
 
 
 def shown(reader: TranscriptReader) -> dict[str, Any]:
-    return {name: getattr(reader, name) for name in SHOWN} | {"turn": reader.turn}
+    return {name: getattr(reader.state, name) for name in SHOWN} | {"turn": reader.state.turn}
 
 
 def line_starts(data: bytes) -> list[int]:
@@ -53,7 +54,11 @@ def test_tail_plus_history_is_a_full_read_wherever_the_tail_starts() -> None:
         tail.adopt(history, ":h")
         assert shown(tail) == shown(full), start
         merged = [e for e in tail.feed(b"") if isinstance(e, TranscriptFacts)]
-        assert merged and merged[0].tokens == full.tokens and merged[0].cost_usd == full.cost_usd
+        assert (
+            merged
+            and merged[0].tokens == full.state.tokens
+            and merged[0].cost_usd == full.state.cost_usd
+        )
         # A snapshot taken there and restored continues as the reader would have.
         partway = TranscriptReader("s")
         partway.feed(data[:start])
@@ -72,14 +77,55 @@ def test_a_tail_that_starts_inside_a_turn_replays_no_stop() -> None:
     tail.offset = tail._line_start = start
     tail.partial = True
     assert stops(tail.feed(data[start:])) == []  # its prompt's id is unknown: no made-up Stop
-    assert tail.turn is Turn.FINISHED
+    assert tail.state.turn is Turn.FINISHED
 
 
 def test_a_bad_snapshot_is_refused() -> None:
     reader = TranscriptReader("s")
     assert not reader.restore({"v": 1, "offset": "x"}, (0, 0))
     assert not reader.restore({"v": 99}, (0, 0))
-    assert reader.offset == 0 and reader.tokens == TranscriptReader("s").tokens
+    assert reader.offset == 0 and reader.state.tokens == TranscriptReader("s").state.tokens
+
+
+# A reader's state as the store kept it before the state became one dataclass (taken from
+# turns(1, seed=5), one open tool call added): a daemon upgraded in place must continue from it.
+STORED_V1: dict[str, Any] = {
+    "v": 1, "offset": 2049, "quiet": False, "turn": "finished",
+    "last_prompt_seen": 1767225600.0, "snippet": "answer 0.2 xxxxxxxxxxxxx",
+    "model": "claude-sonnet-4-5", "tokens": [115, 1204, 18638, 1507], "context_tokens": 4794,
+    "retries": 0, "title": None, "cost_usd": 0.029648, "cost_source": "computed",
+    "claude_cost": None, "cost_since": 0.02964765, "requests": 0, "compacted": False,
+    "last_ts": 1767225602.0, "anchor": "p0", "anchor_stopped": True,
+    "usage": [["msg-0-0", 17, 387, 5874, 814], ["msg-0-1", 48, 334, 8684, 29],
+              ["msg-0-2", 50, 483, 4080, 664]],
+    "costs": [["msg-0-0", 0.0106707], ["msg-0-1", 0.00786795], ["msg-0-2", 0.011109]],
+    "tools": [["toolu_1", "Bash"]],
+    "touched": ["context_tokens", "cost_source", "cost_usd", "model", "retries", "snippet",
+                "tokens"],
+}  # fmt: skip
+
+
+def test_a_snapshot_stored_by_the_previous_reader_still_loads() -> None:
+    reader = TranscriptReader("s")
+    assert reader.restore(STORED_V1, (1, 2))
+    assert reader.offset == 2049 and reader.identity == (1, 2)
+    assert (reader.state.snippet, reader.state.turn, reader.current_tool) == (
+        "answer 0.2 xxxxxxxxxxxxx",
+        Turn.FINISHED,
+        "Bash",
+    )
+    assert reader.state.tokens == Tokens(115, 1204, 18638, 1507)
+    assert reader.state.cost_usd == 0.029648
+    assert reader.snapshot() == STORED_V1 | {"tools": [("toolu_1", "Bash")]}  # the same shape
+    # It continues as the reader that stored it would: the next turn adds to its totals.
+    data, _ = turns(2, seed=5)
+    whole = TranscriptReader("s")
+    whole.identity = (1, 2)
+    assert data[:2049] == turns(1, seed=5)[0]
+    whole.feed(data[:2049])
+    whole.state.tools = {"toolu_1": "Bash"}
+    assert reader.feed(data[2049:]) == whole.feed(data[2049:])
+    assert reader.state == whole.state
 
 
 # --- the tailer --------------------------------------------------------------------------------
@@ -103,13 +149,12 @@ class Follow:
         return [e for b in self.batches for e in b]
 
     async def until(self, done: Callable[[], object], timeout: float = 20.0) -> None:
-        async def wait() -> None:
-            while not done():
-                if self._task.done():
-                    self._task.result()
-                await asyncio.sleep(0.01)
+        def ready() -> object:
+            if self._task.done():
+                self._task.result()  # the tailer failed: say how
+            return done()
 
-        await asyncio.wait_for(wait(), timeout)
+        await wait_for_async(ready, timeout=timeout)
 
     async def close(self) -> None:
         self._task.cancel()
@@ -161,8 +206,12 @@ async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: 
         assert [f.snippet for f in facts if f.snippet] == [answer.strip()[:200]]
         assert all(f.tokens is None and f.cost_usd is None for f in facts)
         got = totals(follow.events)
-        assert got is not None and got.tokens == full.tokens and got.cost_usd == full.cost_usd
-        assert got.cost_source == full.cost_source
+        assert (
+            got is not None
+            and got.tokens == full.state.tokens
+            and got.cost_usd == full.state.cost_usd
+        )
+        assert got.cost_source == full.state.cost_source
         assert totals(first) is None  # the totals came in a later batch
         assert stops(follow.events) == ["tx:s:stop:p399"]  # older turns are not replayed
         s = tailer.stats
@@ -172,7 +221,7 @@ async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: 
         with path.open("ab") as f:
             f.write(more)
         await follow.until(lambda: "tx:s:stop:p400" in stops(follow.events))
-        await follow.until(lambda: totals(follow.events).tokens == whole(data + more).tokens)  # type: ignore[union-attr]
+        await follow.until(lambda: totals(follow.events).tokens == whole(data + more).state.tokens)  # type: ignore[union-attr]
     finally:
         await follow.close()
 
@@ -200,7 +249,7 @@ async def test_histories_wait_until_the_tails_events_are_handed_on(tmp_path: Pat
         while tailer.stats.backfill_pending or not totals(later):
             later += await asyncio.wait_for(agen.__anext__(), 20)
         assert tailer.stats.history_bytes > 0
-        assert totals(later).tokens == whole(data).tokens  # type: ignore[union-attr]
+        assert totals(later).tokens == whole(data).state.tokens  # type: ignore[union-attr]
     finally:
         await agen.aclose()
 
@@ -237,7 +286,11 @@ async def test_restart_continues_from_the_stored_offset(tmp_path: Path) -> None:
         full = whole(data + more)
         await follow.until(lambda: "tx:s:stop:p201" in stops(follow.events))
         got = totals(follow.events)
-        assert got is not None and got.tokens == full.tokens and got.cost_usd == full.cost_usd
+        assert (
+            got is not None
+            and got.tokens == full.state.tokens
+            and got.cost_usd == full.state.cost_usd
+        )
         assert stops(follow.events) == ["tx:s:stop:p200", "tx:s:stop:p201"]
         s = again.stats
         assert (s.resumed, s.started_over, s.history_bytes) == (1, 0, 0)
@@ -272,7 +325,7 @@ async def test_a_replaced_or_truncated_file_starts_over(tmp_path: Path, how: str
     try:
         await follow.until(lambda: totals(follow.events) and tailer.stats.backfill_pending == 0)
         got = totals(follow.events)
-        assert got is not None and got.tokens == whole(content).tokens
+        assert got is not None and got.tokens == whole(content).state.tokens
         assert (tailer.stats.resumed, tailer.stats.started_over) == (0, 1)
     finally:
         await follow.close()

@@ -21,6 +21,7 @@ from purplemux.sources.transcripts import (
     read_tail_state,
     transcript_path,
 )
+from tests.support import wait_for_async
 from tests.support.transcripts import collect, end, line, prompt, stops
 
 FIRST = "054cd48c-887f-45cb-8bc0-ebcb7e4963ae"
@@ -69,10 +70,14 @@ def test_sample_events(samples: Path) -> None:
     assert first_stop.id == f"tx:{FIRST}:stop:9c79e2aa-5738-418f-948c-37547afaac0f"
     assert first_stop.at == pytest.approx(1795991928.464)  # the stop_hook_summary entry
     # Five messages of 50 in / 10 out; two of them written as two entries each.
-    assert reader.tokens == Tokens(input=250, output=50)
-    assert (reader.snippet, reader.model, reader.current_tool) == ("Done.", "claude-opus-4-8", "")
-    assert reader.turn is Turn.FINISHED
-    assert reader.last_prompt_seen == pytest.approx(1795991951.790)  # "FAIL:400 please"
+    assert reader.state.tokens == Tokens(input=250, output=50)
+    assert (reader.state.snippet, reader.state.model, reader.current_tool) == (
+        "Done.",
+        "claude-opus-4-8",
+        "",
+    )
+    assert reader.state.turn is Turn.FINISHED
+    assert reader.state.last_prompt_seen == pytest.approx(1795991951.790)  # "FAIL:400 please"
 
 
 def test_reread_gives_same_ids(samples: Path) -> None:
@@ -99,10 +104,10 @@ def test_random_chunks_same_as_whole(samples: Path, name: str, seed: int) -> Non
     assert state_events(chunked) == state_events(whole)
     assert facts(chunked) == facts(whole)
     assert reader.offset == whole_reader.offset == len(data)
-    assert (reader.tokens, reader.snippet, reader.turn) == (
-        whole_reader.tokens,
-        whole_reader.snippet,
-        whole_reader.turn,
+    assert (reader.state.tokens, reader.state.snippet, reader.state.turn) == (
+        whole_reader.state.tokens,
+        whole_reader.state.snippet,
+        whole_reader.state.turn,
     )
 
 
@@ -144,8 +149,8 @@ def test_meta_command_and_summary_are_not_prompts() -> None:
         {"message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}},
     ):
         reader.feed(line(type="user", uuid="u", timestamp="2026-01-01T01:00:00Z", **extra))
-    assert reader.last_prompt_seen == pytest.approx(1767225600.0)
-    assert reader.turn is Turn.FINISHED
+    assert reader.state.last_prompt_seen == pytest.approx(1767225600.0)
+    assert reader.state.turn is Turn.FINISHED
 
 
 def test_interrupt_as_string_and_block() -> None:
@@ -173,7 +178,7 @@ def test_interrupt_as_string_and_block() -> None:
         (Interrupt, "tx:s:i1"),
         (Interrupt, "tx:s:i2"),
     ]
-    assert reader.turn is Turn.INTERRUPTED
+    assert reader.state.turn is Turn.INTERRUPTED
 
 
 def test_api_error_is_stop_failure() -> None:
@@ -186,7 +191,7 @@ def test_api_error_is_stop_failure() -> None:
     )
     failure = next(e for e in events if isinstance(e, StopFailure))
     assert (failure.error, failure.id) == ("API Error: 400 bad", "tx:s:a1")
-    assert reader.turn is Turn.FAILED
+    assert reader.state.turn is Turn.FAILED
 
 
 def test_sidechain_ignored() -> None:
@@ -204,7 +209,7 @@ def test_sidechain_ignored() -> None:
         + b"\n"
     )
     assert [type(e) for e in state_events(events)] == [Stop]
-    assert reader.tokens == Tokens() and reader.snippet is None
+    assert reader.state.tokens == Tokens() and reader.state.snippet is None
 
 
 def test_tokens_once_per_message_newest_usage_wins() -> None:
@@ -230,7 +235,7 @@ def test_tokens_once_per_message_newest_usage_wins() -> None:
             usage={"input_tokens": 5, "output_tokens": 5, "cache_creation_input_tokens": 2},
         )
     )
-    assert reader.tokens == Tokens(input=15, output=12, cache_read=4, cache_creation=2)
+    assert reader.state.tokens == Tokens(input=15, output=12, cache_read=4, cache_creation=2)
 
 
 def test_current_tool_until_result() -> None:
@@ -365,7 +370,8 @@ async def test_tailer_picks_up_file_and_folder_created_later(tmp_path: Path) -> 
     agen = tailer.events()
     first = asyncio.ensure_future(collect(agen, lambda ev: "tx:s:stop:p1" in stops(ev)))
     try:
-        await asyncio.sleep(0)  # let the tailer start with nothing watched
+        # The tailer runs (it waits for a change) with nothing watched yet.
+        await wait_for_async(lambda: agen.ag_await is not None, what="the tailer to start")
         tailer.watch("s", path)
         path.parent.mkdir(parents=True)
         path.write_bytes(prompt("p1") + end("e"))

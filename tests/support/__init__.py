@@ -1,17 +1,19 @@
-"""Shared test helpers (a pytest plugin too: see plugin.py): the daemon, hooks, waiting, settings,
-captured Claude screens.
+"""Shared test helpers (a pytest plugin too: see plugin.py): the daemon, hooks, waiting (sync and
+async) and ports, settings, captured Claude screens.
 
 Benchmarks and scripts import them from here as a package."""
 
-from tests.support.daemon import REPO, Daemon, cli_sees, fake_command, free_port, wait_for
+from tests.support.daemon import REPO, Daemon, cli_sees, fake_command
 from tests.support.hooks import HOOK, hook, post_hook, run_hook, settings_for
 from tests.support.screens import screen, screens
+from tests.support.waiting import closed_port, free_port, wait_for, wait_for_async
 
 __all__ = [
     "HOOK",
     "REPO",
     "Daemon",
     "cli_sees",
+    "closed_port",
     "fake_command",
     "free_port",
     "hook",
@@ -21,4 +23,5 @@ __all__ = [
     "screens",
     "settings_for",
     "wait_for",
+    "wait_for_async",
 ]

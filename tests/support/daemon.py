@@ -5,28 +5,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import pytest
 
-T = TypeVar("T")
+from tests.support.waiting import free_port, wait_for
+
 REPO = Path(__file__).resolve().parents[2]
 SERVE = ("-m", "purplemux", "serve")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def fake_command(bin_dir: Path, name: str, script: str) -> str:
@@ -37,18 +29,6 @@ def fake_command(bin_dir: Path, name: str, script: str) -> str:
     command.write_text("#!/bin/sh\n" + script)
     command.chmod(0o755)
     return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
-    """Poll until predicate() is truthy; return its value or fail with the last one."""
-    deadline = time.monotonic() + timeout
-    value = predicate()
-    while not value:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s (last: {value!r})")
-        time.sleep(interval)
-        value = predicate()
-    return value
 
 
 @dataclass

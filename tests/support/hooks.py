@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,12 @@ def run_hook(
     payload: dict[str, Any],
     pane: str = "%0",
     tmux: str = "/tmp/tmux-test/default,1,0",
+    path: str | None = None,
 ) -> float:
-    """Run the installed hook script as Claude would; return its wall time in seconds."""
+    """Run the installed hook script as Claude would; return its wall time in seconds. `path`:
+    its PATH (e.g. a fake command first, see fake_command)."""
     env = {
-        "PATH": os.environ["PATH"],
+        "PATH": path or os.environ["PATH"],
         "HOME": str(home.parent),
         "PURPLEMUX_HOME": str(home),
         "TMUX_PANE": pane,
@@ -74,14 +77,50 @@ def hook(d: Daemon, sid: str, name: str, pane: str = "%0", **extra: Any) -> dict
     return found
 
 
-def post_hook(c: TestClient, payload: dict[str, Any], n: int, ts: float, pane: str = "%0") -> Any:
+TMUX = "/tmp/tmux-1000/default,123,0"
+"""A $TMUX value (socket, server pid, session index), as the script finds it in a pane."""
+
+
+def hook_headers(
+    event_id: str, ts_ns: int, pane: str | None = None, tmux: str | None = None
+) -> dict[str, str]:
+    """The headers the hook script sends with an event: its id, its start time, the pane."""
+    headers = {"X-Purplemux-Event-Id": event_id, "X-Purplemux-Ts": str(ts_ns)}
+    if pane:
+        headers["X-Purplemux-Pane"] = pane
+        headers["X-Purplemux-Tmux"] = tmux or TMUX
+    return headers
+
+
+def post_hook(
+    c: TestClient, payload: dict[str, Any], n: int, ts: float, pane: str = "%0", tmux: str = TMUX
+) -> Any:
+    """POST one hook event in-process as the script does (event id `ev-N`, stamped `ts`)."""
     return c.post(
         "/api/hooks",
         content=json.dumps(payload),
-        headers={
-            "X-Purplemux-Event-Id": f"ev-{n}",
-            "X-Purplemux-Ts": str(int(ts * 1e9)),
-            "X-Purplemux-Pane": pane,
-            "X-Purplemux-Tmux": "/tmp/tmux-1000/default,123,0",
-        },
+        headers=hook_headers(f"ev-{n}", int(ts * 1e9), pane, tmux),
     )
+
+
+def send_hook(
+    url: str,
+    token: str,
+    payload: dict[str, Any],
+    event_id: str,
+    ts_ns: int | None = None,
+    pane: str | None = None,
+    tmux: str | None = None,
+    timeout: float = 5.0,
+) -> int:
+    """POST one hook event to a running daemon at `url` as the script does; the HTTP status."""
+    req = urllib.request.Request(
+        url + "/api/hooks", data=json.dumps(payload).encode(), method="POST"
+    )
+    req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Content-Type", "application/json")
+    stamp = time.time_ns() if ts_ns is None else ts_ns
+    for name, value in hook_headers(event_id, stamp, pane, tmux).items():
+        req.add_header(name, value)
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return int(r.status)

@@ -7,7 +7,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.daemon import Daemon, fake_command, free_port, wait_for
+from tests.support.hooks import send_hook
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -119,18 +119,11 @@ def stop_all(daemons: list[Daemon]) -> None:
 
 def post_hook(d: Daemon, payload: dict[str, Any], pane: str | None = None) -> None:
     """One hook event through the hooks API, with the headers the hook script sends."""
-    req = urllib.request.Request(
-        d.url + "/api/hooks", data=json.dumps(payload).encode(), method="POST"
+    event_id = f"test:{uuid.uuid4().hex}"
+    status = send_hook(
+        d.url, d.token, payload, event_id, pane=pane, tmux="/tmp/tmux-test/default,1,0"
     )
-    req.add_header("Authorization", f"Bearer {d.token}")
-    req.add_header("Content-Type", "application/json")
-    req.add_header("X-Purplemux-Event-Id", f"test:{uuid.uuid4().hex}")
-    req.add_header("X-Purplemux-Ts", str(time.time_ns()))
-    if pane:
-        req.add_header("X-Purplemux-Pane", pane)
-        req.add_header("X-Purplemux-Tmux", "/tmp/tmux-test/default,1,0")
-    with urllib.request.urlopen(req, timeout=5) as r:
-        assert r.status == 202
+    assert status == 202
 
 
 def hook(name: str, sid: str, cwd: str = "/home/dev/proj", **extra: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The command line: main(argv) -> exit code."""
+"""The command line's commands: one function a command, (args, settings, out) -> exit code."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from purplemux import __version__
+from purplemux.cli.render import TERMINAL_COLOURS, install_summary, render_prompt, render_table
 from purplemux.settings import Settings
 from purplemux.termtext import clean
-from purplemux.timefmt import duration
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
@@ -21,161 +19,8 @@ if TYPE_CHECKING:
     from purplemux.client import ApiError
     from purplemux.service import Kind
 
-# The daemon client (and what it imports) loads only in the commands that need it:
-# `tmux-status` runs every few seconds from tmux and must start in milliseconds.
-LIGHT_COMMANDS = frozenset({"tmux-status"})
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
-
-TERMINAL_COLOURS = {
-    "yellow": "\033[33;1m",
-    "magenta": "\033[35;1m",
-    "cyan": "\033[36m",
-    "grey": "\033[90m",
-    "white": "\033[37m",
-}
-"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
-SESSION_ID = "session id (a unique prefix is enough)"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="purplemux",
-        description="Know at a glance what each Claude Code session is doing.",
-    )
-    parser.add_argument("--version", action="version", version=f"purplemux {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    serve = sub.add_parser("serve", help="run the daemon (API, feed, dashboard)")
-    serve.add_argument("--host", help="listen address (default 127.0.0.1, env PURPLEMUX_HOST)")
-    serve.add_argument("--port", type=int, help="listen port (default 8022, env PURPLEMUX_PORT)")
-    serve.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow listening on a non-loopback address (read SECURITY.md first)",
-    )
-    # Several machines, one view (purplemux/hosts): a shared Redis.
-    serve.add_argument(
-        "--broker",
-        metavar="URL",
-        help="redis:// or rediss:// URL shared by the daemons of several machines "
-        "(env PURPLEMUX_BROKER; password from PURPLEMUX_BROKER_PASSWORD_FILE)",
-    )
-    serve.add_argument(
-        "--host-name", help="this machine's name on the shared view (default: the hostname)"
-    )
-    serve.add_argument(
-        "--no-input",
-        action="store_true",
-        help="never type into panes: answering prompts is refused (env PURPLEMUX_INPUT=off)",
-    )
-
-    install = sub.add_parser("install-hooks", help="register the hook script in Claude's settings")
-    install.add_argument("--settings", metavar="FILE", help="write a standalone settings file")
-    sub.add_parser("uninstall-hooks", help="remove exactly purplemux's hook entries")
-    sub.add_parser("states", help="print the state machine (Markdown and mermaid)")
-
-    status = sub.add_parser("status", help="table of live sessions")
-    status.add_argument("--json", action="store_true", help="print JSON")
-    status.add_argument("--all", action="store_true", help="include ended sessions")
-    status.add_argument("--watch", action="store_true", help="redraw on every change until Ctrl-C")
-
-    dismiss = sub.add_parser("dismiss", help="mark a review as seen (review -> idle)")
-    dismiss.add_argument("id", nargs="?", help=SESSION_ID)
-    dismiss.add_argument("--all", action="store_true", help="dismiss every session in review")
-
-    peek = sub.add_parser("peek", help="print a session's screen and the prompt on it")
-    peek.add_argument("id", help=SESSION_ID)
-    peek.add_argument("--json", action="store_true", help="print the JSON of GET /screen")
-
-    answer = sub.add_parser("answer", help="answer the prompt a session shows now")
-    answer.add_argument("id", help=SESSION_ID)
-    how = answer.add_mutually_exclusive_group(required=True)
-    how.add_argument("--option", metavar="LABEL", help="the option to pick, by its label as shown")
-    how.add_argument("--text", help="a free-text answer to a question")
-    how.add_argument("--cancel", action="store_true", help="press Esc on the prompt")
-
-    jump = sub.add_parser("jump", help="bring a session's pane to the front (switches your client)")
-    jump.add_argument("id", help=SESSION_ID)
-
-    open_ = sub.add_parser("open", help="print the dashboard login link")
-    open_.add_argument("--browser", action="store_true", help="also open it in a web browser")
-
-    tmux = sub.add_parser("tmux-status", help="a short badge line for tmux's status-right")
-    tmux.add_argument(
-        "--format",
-        metavar="FMT",
-        help="instead of the badge, FMT with {needs_input} {review} {busy} {idle} {unknown} "
-        "{total} (counts), {badge} and {needs_names} (names of the sessions that need you)",
-    )
-    tmux.add_argument(
-        "--tmux-colours",
-        "--tmux-colors",
-        action="store_true",
-        help="colour the badge with tmux #[fg=...] markup",
-    )
-
-    report = sub.add_parser("report", help="where the time went: waits, prompts, answer times")
-    report.add_argument(
-        "--since",
-        default="today",
-        help="today (default: since local midnight), yesterday, YYYY-MM-DD[THH:MM], "
-        "a unix time, or an age such as 8h, 7d",
-    )
-    report.add_argument("--until", help="the end of the period, same forms (default: now)")
-    report.add_argument("--json", action="store_true", help="print the summary's JSON")
-
-    sub.add_parser("doctor", help="check every part and say what to fix")
-    sub.add_parser("logout-all", help="sign every browser out of the dashboard")
-
-    service = sub.add_parser("service", help="run the daemon at login (systemd or launchd)")
-    actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
-    svc_install = actions.add_parser("install", help="write the user service file")
-    svc_install.add_argument(
-        "--enable", action="store_true", help="also run the commands that start it"
-    )
-    svc_uninstall = actions.add_parser("uninstall", help="remove the user service file")
-    svc_uninstall.add_argument(
-        "--disable", action="store_true", help="stop and disable it before removing it"
-    )
-    for action in (svc_install, svc_uninstall):
-        # For tests and packagers: where the file goes, and which init system it is for.
-        action.add_argument("--unit-dir", type=Path, help=argparse.SUPPRESS)
-        action.add_argument("--kind", choices=("systemd", "launchd"), help=argparse.SUPPRESS)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run one command; returns the process exit code."""
-    out = out or sys.stdout
-    args = build_parser().parse_args(argv)
-    if not args.command:
-        build_parser().print_help(out)
-        return 0
-    try:
-        settings = Settings.from_env(
-            host=getattr(args, "host", None),
-            port=getattr(args, "port", None),
-            broker=getattr(args, "broker", None),
-            host_name=getattr(args, "host_name", None),
-            input=False if getattr(args, "no_input", False) else None,
-        )
-    except ValueError as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
-        return 2
-    handler = COMMANDS[args.command]
-    if args.command in LIGHT_COMMANDS:
-        return handler(args, settings, out)
-    from purplemux.client import ApiError, DaemonUnreachable
-
-    try:
-        return handler(args, settings, out)
-    except DaemonUnreachable as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
-        return 1
-    except ApiError as exc:
-        print(f"purplemux: {exc} (HTTP {exc.status})", file=sys.stderr)
-        return 1
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -203,7 +48,7 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
     except install.SettingsError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
-    print(_install_summary(result, settings, installed=True), file=out)
+    print(install_summary(result, settings, installed=True), file=out)
     return 0
 
 
@@ -215,18 +60,8 @@ def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextI
     except install.SettingsError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
-    print(_install_summary(result, settings, installed=False), file=out)
+    print(install_summary(result, settings, installed=False), file=out)
     return 0
-
-
-def _install_summary(result: Any, settings: Settings, installed: bool) -> str:
-    path = settings.settings_json
-    if not getattr(result, "changed", False):
-        why = "already installed" if installed else "no purplemux hooks"
-        return f"{path}: nothing to change ({why})"
-    backup = getattr(result, "backup", None)
-    verb = "installed purplemux hooks in" if installed else "removed purplemux hooks from"
-    return f"{verb} {path}" + (f" (backup: {backup})" if backup else "")
 
 
 def cmd_states(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -249,56 +84,6 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         return 0
     out.write(render_table(sessions, time.time(), colour=out.isatty()))
     return 0
-
-
-def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
-    """The status table: state, name, pane, time in state, what it waits for / does / said, and
-    mode, context, cost and background tasks."""
-    if not sessions:
-        return "no sessions\n"
-    rows: list[tuple[str, ...]] = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
-    colours = [""]
-    for s in sessions:
-        v = s["view"]  # what purplemux.present decided a person reads about it
-        # Session text may hold escape sequences or line breaks: plain text only (each field
-        # cleaned once, before it is cut); the colour added below is ours.
-        rows.append(
-            (
-                clean(v["label"]) + (" (ended)" if v["ended"] else ""),
-                clean(v["name"]),
-                clean(v["pane"] or "-"),
-                duration(now - float(v["since"] or now)),
-                clean(v["reason"])[:60],
-                clean(v["facts"] or "-"),
-                clean(s["id"])[:8],
-            )
-        )
-        colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
-    rows, colours = _with_hosts(rows, colours, sessions)
-    at = 1 if rows[0][0] == "HOST" else 0
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for n, row in enumerate(rows):
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
-        if colour and n:
-            cells[at] = f"{colours[n]}{cells[at]}\033[0m"
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _with_hosts(
-    rows: list[tuple[str, ...]], colours: list[str], sessions: list[dict[str, Any]]
-) -> tuple[list[tuple[str, ...]], list[str]]:
-    """Several hosts (a shared broker): a HOST column first, "(offline)" on a stale host's rows."""
-    views = [s["view"] for s in sessions]
-    if len({v.get("host") for v in views}) < 2:
-        return rows, colours
-    out = []
-    for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
-        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
-        out.append(((host, *row), colour))
-    out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
-    return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:
@@ -426,22 +211,6 @@ def _resolve(client: Any, prefix: str) -> dict[str, Any] | None:
         print(f"purplemux: {what} match {prefix!r}; see `purplemux status`", file=sys.stderr)
         return None
     return dict(matches[0])
-
-
-def render_prompt(prompt: dict[str, Any]) -> str:
-    """A prompt as the terminal shows it: title, question, options with the marker."""
-    from purplemux.tmux import plain
-
-    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
-    question = prompt.get("question")
-    if question and question != prompt["title"]:
-        lines.append(f"  {plain(question)}")
-    for option in prompt["options"]:
-        mark = "\u276f" if option.get("selected") else " "
-        extra = "  (free text: --text)" if option.get("free_text") else ""
-        lines.append(f"  {mark} {plain(option['label'])}{extra}")
-    lines.append(f"  prompt id {prompt['id']}")
-    return "\n".join(lines) + "\n"
 
 
 def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -696,7 +465,3 @@ COMMANDS = {
     "logout-all": cmd_logout_all,
     "service": cmd_service,
 }
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

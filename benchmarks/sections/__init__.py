@@ -1,0 +1,1 @@
+"""The sections of BENCHMARKS.md, one module each: a function that measures and writes one."""

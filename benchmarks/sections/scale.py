@@ -1,0 +1,224 @@
+"""Section 4. Scale: many sessions and big transcripts at once."""
+
+# ruff: noqa: RUF001  (the report is prose: its multiplication signs, dashes and mu are meant)
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks import (
+    scale,
+)
+from benchmarks.report import (
+    Section,
+    Sizes,
+    ms,
+    table,
+    verdict,
+)
+
+
+def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
+    size = sizes.scale
+    r = scale.run(root, size, cache)
+    mb = 2**20
+    st = {
+        k: r.stats(k)
+        for k in (
+            "listed",
+            "located",
+            "transcripts",
+            "complete",
+            "summed",
+            "rss_complete",
+            "rss_idle",
+            "rss_peak",
+            "idle_cpu",
+        )
+    }
+    sec = Section("4. Scale")
+    restart_rows: list[list[str]] = []
+    if r.restart is not None:
+        again = r.restart
+        restart_rows = [
+            [
+                "restart (stored offsets): complete `/api/sessions`, s",
+                *([ms(again.complete)] * 3),
+                "≤ 2 s",
+                verdict(again.complete <= 2),
+            ],
+            [
+                "restart: transcript bytes read, MB (fresh start: "
+                f"{r.runs[0].bytes_read / mb:,.0f} MB)",
+                f"{again.bytes_read / mb:,.1f}",
+                *([""] * 4),
+            ],
+        ]
+    lo, hi = size.small_bytes
+    sec.lines += [
+        f"A Claude config dir with {size.session_files:,} session files and "
+        f"{size.transcripts:,} transcripts ({size.big} of {size.big_bytes // mb} MB, the rest "
+        f"{lo >> 10}–{hi >> 10} KB; {r.generated_bytes / 2**30:.2f} GiB, generated once into the "
+        f"cache), and {size.live_in_panes} tmux panes (one private tmux server, a window each). "
+        f"{r.live} session files name a live process called `claude` ({size.live_in_panes} in "
+        f"the panes, {size.live_outside} outside tmux); {r.dead} name pids that are not running "
+        "(left by a crashed Claude: the daemon must ignore them). The live sessions' transcripts "
+        f"include the {size.big} big ones; the daemon reads each transcript's tail first (state "
+        "and last answer), then sums its history (tokens, cost) in the background. Time is from "
+        "starting `purplemux serve` (a fresh database) until `/api/sessions` is complete — a "
+        "WebSocket client follows the feed, and one GET then confirms it — and until every "
+        "history is summed (`/api/health` counts those left). Idle CPU: psutil `cpu_times` of "
+        "the daemon and its children (the tmux clients it runs), over "
+        f"{size.idle_seconds:.0f} s that start 3 s after the histories are summed. "
+        f"{len(r.runs)} start(s) on a fresh database, then one restart on the first one's "
+        "(which continues each transcript from its stored offset), warm page cache.",
+        "",
+        *table(
+            ["figure", "min", "median", "max", "goal", ""],
+            [
+                [
+                    label,
+                    *(ms(getattr(st[key], at) * factor) for at in ("min", "median", "max")),
+                    *goal,
+                ]
+                for label, key, factor, goal in [
+                    ("all live sessions listed, s", "listed", 1, ("", "")),
+                    ("… alive, with their pane, s", "located", 1, ("", "")),
+                    ("… transcripts read (last answer shown), s", "transcripts", 1, ("", "")),
+                    (
+                        "**complete `/api/sessions`**, s",
+                        "complete",
+                        1,
+                        ("≤ 2 s", verdict(st["complete"].median <= 2)),
+                    ),
+                    ("… histories summed (tokens, cost final), s", "summed", 1, ("", "")),
+                    ("RSS when complete, MB", "rss_complete", 1 / mb, ("", "")),
+                    (
+                        "RSS after the idle spell, MB",
+                        "rss_idle",
+                        1 / mb,
+                        ("≤ 100 MB", verdict(st["rss_idle"].median <= 100 * mb)),
+                    ),
+                    (
+                        "peak RSS (VmHWM), MB",
+                        "rss_peak",
+                        1 / mb,
+                        ("≤ 100 MB", verdict(st["rss_peak"].median <= 100 * mb)),
+                    ),
+                    (
+                        "CPU while idle, % of one core",
+                        "idle_cpu",
+                        100,
+                        ("≤ 1 %", verdict(st["idle_cpu"].median <= 0.01)),
+                    ),
+                ]
+            ]
+            + restart_rows,
+        ),
+    ]
+    causes: list[str] = []
+    if st["complete"].median > 2:
+        slowest = max(("listed", "located", "transcripts"), key=lambda k: st[k].median)
+        if slowest == "transcripts":
+            causes.append(
+                f"Start-up: the last part to finish is reading the tails of the live sessions' "
+                f"transcripts ({r.live} of them; the {r.live_bytes / mb:,.0f} MB in all are "
+                "summed in the background after)."
+            )
+        else:
+            causes.append(
+                f"Start-up: the slowest part is '{slowest}' ({ms(st[slowest].median)} s)."
+            )
+    if st["rss_peak"].median > 100 * mb:
+        causes.append(
+            f"Memory: a daemon with nothing to follow has {r.empty_rss / mb:.0f} MB resident "
+            "(Python with FastAPI, uvicorn and pydantic; push and Redis load only when used); "
+            "the rest is what following the sessions holds (see where, below) and what the "
+            "allocator keeps after the start-up peak."
+        )
+    if st["idle_cpu"].median > 0.01:
+        causes.append(
+            f"Idle CPU: a daemon with nothing to follow uses {r.empty_idle_cpu * 100:.2f} % of "
+            "a core while idle. Nothing in it ticks on a short period any more (inotify, pidfds "
+            "and a tmux control client tell it of changes); what remains are the safety-net "
+            "polls below, which start often after a start and back off while they find nothing."
+        )
+    if causes:
+        sec.lines += ["", "**Why goals are missed.**", "", *(f"- {c}" for c in causes)]
+    if r.idle_parts:
+        first = sum(ms_ / every / 10 for ms_, every, _ in r.idle_parts.values())
+        later = sum(ms_ / every / 10 for ms_, _, every in r.idle_parts.values())
+        sec.lines += [
+            "",
+            "The safety-net polls, each timed on its own in the benchmark process on the same "
+            f"world ({r.processes} processes on the machine); CPU per round ÷ the interval = its "
+            "share of a core, at the first interval (right after a start or a change) and once "
+            "it has backed off (nothing changed for a few minutes):",
+            "",
+            *table(
+                [
+                    "safety-net poll",
+                    "CPU ms per round",
+                    "every: first / backed off",
+                    "% of a core: first / backed off",
+                ],
+                [
+                    [
+                        name,
+                        f"{ms_:.1f}",
+                        f"{a:g} s / {b:g} s",
+                        f"{ms_ / a / 10:.2f} / {ms_ / b / 10:.3f}",
+                    ]
+                    for name, (ms_, a, b) in r.idle_parts.items()
+                ]
+                + [["sum", "", "", f"{first:.2f} / {later:.3f}"]],
+            ),
+            "",
+            "The idle spell above starts 3 s after the histories are summed, so it includes "
+            "the first, frequent rounds of these polls.",
+        ]
+    if r.memory:
+        sec.lines += [
+            "",
+            "Where the memory is: a further start on the same database with "
+            "`PYTHONTRACEMALLOC=1`, read from `GET /api/debug/memory` once its sessions were "
+            f"complete ({r.memory['rss_bytes'] / mb:.0f} MB resident, "
+            f"{r.memory['traced']['current_bytes'] / mb:.1f} MB allocated by Python code and "
+            "traced; the rest is the interpreter, C extensions' own allocations and the "
+            "allocator's free space). The largest, by package:",
+            "",
+            *table(
+                ["package", "MB"],
+                [
+                    [f"`{p['package']}`", f"{p['bytes'] / mb:.1f}"]
+                    for p in r.memory["packages"][:12]
+                ],
+            ),
+            "",
+            "The largest single sites: "
+            + "; ".join(f"`{t['where']}` {t['bytes'] / mb:.1f} MB" for t in r.memory["top"][:6])
+            + ".",
+        ]
+    sec.summary += [
+        [
+            "4",
+            "scale: start → complete `/api/sessions`",
+            f"{ms(st['complete'].median)} s",
+            "≤ 2 s",
+            verdict(st["complete"].median <= 2),
+        ],
+        [
+            "4",
+            "scale: RSS after the idle spell; peak",
+            f"{st['rss_idle'].median / mb:.0f} MB; {st['rss_peak'].median / mb:.0f} MB",
+            "≤ 100 MB",
+            verdict(st["rss_peak"].median <= 100 * mb),
+        ],
+        [
+            "4",
+            "scale: CPU while idle",
+            f"{st['idle_cpu'].median * 100:.2f} % of a core",
+            "≤ 1 %",
+            verdict(st["idle_cpu"].median <= 0.01),
+        ],
+    ]
+    return sec

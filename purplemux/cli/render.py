@@ -1,0 +1,95 @@
+"""The command line's rendering: the status table, a prompt, the install summary (pure text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from purplemux.settings import Settings
+from purplemux.termtext import clean
+from purplemux.timefmt import duration
+
+TERMINAL_COLOURS = {
+    "yellow": "\033[33;1m",
+    "magenta": "\033[35;1m",
+    "cyan": "\033[36m",
+    "grey": "\033[90m",
+    "white": "\033[37m",
+}
+"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
+
+
+def install_summary(result: Any, settings: Settings, installed: bool) -> str:
+    """What install-hooks / uninstall-hooks did to Claude's settings, in one line."""
+    path = settings.settings_json
+    if not getattr(result, "changed", False):
+        why = "already installed" if installed else "no purplemux hooks"
+        return f"{path}: nothing to change ({why})"
+    backup = getattr(result, "backup", None)
+    verb = "installed purplemux hooks in" if installed else "removed purplemux hooks from"
+    return f"{verb} {path}" + (f" (backup: {backup})" if backup else "")
+
+
+def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
+    """The status table: state, name, pane, time in state, what it waits for / does / said, and
+    mode, context, cost and background tasks."""
+    if not sessions:
+        return "no sessions\n"
+    rows: list[tuple[str, ...]] = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
+    colours = [""]
+    for s in sessions:
+        v = s["view"]  # what purplemux.present decided a person reads about it
+        # Session text may hold escape sequences or line breaks: plain text only (each field
+        # cleaned once, before it is cut); the colour added below is ours.
+        rows.append(
+            (
+                clean(v["label"]) + (" (ended)" if v["ended"] else ""),
+                clean(v["name"]),
+                clean(v["pane"] or "-"),
+                duration(now - float(v["since"] or now)),
+                clean(v["reason"])[:60],
+                clean(v["facts"] or "-"),
+                clean(s["id"])[:8],
+            )
+        )
+        colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
+    rows, colours = _with_hosts(rows, colours, sessions)
+    at = 1 if rows[0][0] == "HOST" else 0
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        if colour and n:
+            cells[at] = f"{colours[n]}{cells[at]}\033[0m"
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _with_hosts(
+    rows: list[tuple[str, ...]], colours: list[str], sessions: list[dict[str, Any]]
+) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Several hosts (a shared broker): a HOST column first, "(offline)" on a stale host's rows."""
+    views = [s["view"] for s in sessions]
+    if len({v.get("host") for v in views}) < 2:
+        return rows, colours
+    out = []
+    for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
+        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
+        out.append(((host, *row), colour))
+    out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
+    return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
+
+
+def render_prompt(prompt: dict[str, Any]) -> str:
+    """A prompt as the terminal shows it: title, question, options with the marker."""
+    from purplemux.tmux import plain
+
+    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
+    question = prompt.get("question")
+    if question and question != prompt["title"]:
+        lines.append(f"  {plain(question)}")
+    for option in prompt["options"]:
+        mark = "\u276f" if option.get("selected") else " "
+        extra = "  (free text: --text)" if option.get("free_text") else ""
+        lines.append(f"  {mark} {plain(option['label'])}{extra}")
+    lines.append(f"  prompt id {prompt['id']}")
+    return "\n".join(lines) + "\n"

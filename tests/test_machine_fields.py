@@ -1,0 +1,260 @@
+"""The field rules: what each event kind sets on a session, whatever the state does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from purplemux import events as ev
+from purplemux.events import Event, Kind
+from purplemux.machine import FIELD_RULES, field_changes
+from purplemux.model import BackgroundTask, PendingTool, Session, State, TmuxLocation, Tokens
+
+SID = "s1"
+SHELL = BackgroundTask("t1", "shell", None)
+AGENT = BackgroundTask("a1", "agent", None)
+CALL = PendingTool("Bash", "dg", "tu1")
+# A session with a value in every field an event may set, each unlike what the events bring.
+WORN = Session(
+    id=SID,
+    state=State.BUSY,
+    ended=True,
+    superseded=True,
+    compacting=True,
+    error="old error",
+    error_kind="old_kind",
+    retries=3,
+    current_tool="Old",
+    pending_tool=PendingTool("Old", "o"),
+    recent_tools=(CALL,),
+    background_tasks=(SHELL, AGENT),
+    model="old-model",
+    snippet="old words",
+    pid=1,
+    alive=False,
+    title="Old title",
+    title_at=1.0,
+    waiting_for="old wait",
+)
+FRESH = Session(id=SID, state=State.BUSY, current_tool="Bash", background_tasks=(SHELL, AGENT))
+TURN_STARTS = dict(ended=False, compacting=False, error=None, error_kind=None, retries=0)
+ENDS = dict(
+    ended=True, alive=False, current_tool=None, compacting=False, retries=0, background_tasks=()
+)
+
+
+def make(kind: Kind, **fields: Any) -> Event:
+    cls = ev.EVENT_TYPES[kind]
+    return cls(session_id=SID, at=10.0, id=f"{kind}-10", **fields)
+
+
+CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
+    (
+        "session_start@a 1M model, the old turn cleared, resumed",
+        WORN,
+        make(Kind.SESSION_START, model="claude-opus-4-8[1m]"),
+        {**TURN_STARTS, "model": "claude-opus-4-8[1m]", "long_context": True, "superseded": False},
+    ),
+    (
+        "prompt@a new turn, the finished task gone",
+        WORN,
+        make(Kind.PROMPT, prompt="go", task_done="t1"),
+        {
+            **TURN_STARTS,
+            "current_tool": None,
+            "pending_tool": None,
+            "background_tasks": (AGENT,),
+            "superseded": False,
+        },
+    ),
+    (
+        "tool_start@remembered and current",
+        WORN,
+        make(Kind.TOOL_START, tool_name="Bash", digest="d2", tool_use_id="tu2", summary="ls"),
+        {"recent_tools": (CALL, PendingTool("Bash", "d2", "tu2")), "current_tool": "ls"},
+    ),
+    (
+        "question@remembered, pending, asked",
+        WORN,
+        make(Kind.QUESTION, digest="q", tool_use_id="tu3", question="Which?"),
+        {
+            "recent_tools": (CALL, PendingTool("AskUserQuestion", "q", "tu3")),
+            "pending_tool": PendingTool("AskUserQuestion", "q", "tu3"),
+            "waiting_for": "Which?",
+        },
+    ),
+    (
+        "permission@paired with the announced call",
+        WORN,
+        make(Kind.PERMISSION, tool_name="Bash", digest="dg"),
+        {"pending_tool": CALL, "waiting_for": "Bash"},
+    ),
+    (
+        "attention@its message when nothing else says",
+        FRESH,
+        make(Kind.ATTENTION, notification_type="permission_prompt", message="Needs you"),
+        {"waiting_for": "Needs you"},
+    ),
+    (
+        "tool_end@done, sent to the background",
+        WORN,
+        make(
+            Kind.TOOL_END,
+            tool_use_id="tu1",
+            background_task_id="bg2",
+            background_description="server",
+        ),
+        {
+            "recent_tools": (),
+            "background_tasks": (SHELL, AGENT, BackgroundTask("bg2", "shell", "server")),
+        },
+    ),
+    ("superseded@an ended row retired", WORN, make(Kind.SUPERSEDED, by="s2"), {"superseded": True}),
+    (
+        "stop@last words, the shells it lists",
+        WORN,
+        make(
+            Kind.STOP,
+            last_message="Done.",
+            background_tasks=(BackgroundTask("s9"), BackgroundTask("s8", status="completed")),
+        ),
+        {
+            "current_tool": None,
+            "retries": 0,
+            "snippet": "Done.",
+            "background_tasks": (BackgroundTask("s9"), AGENT),
+        },
+    ),
+    (
+        "stop_failure@the error and its words",
+        WORN,
+        make(Kind.STOP_FAILURE, error="boom", error_kind="server_error", last_message="boom!"),
+        {
+            "current_tool": None,
+            "error": "boom",
+            "retries": 0,
+            "error_kind": "server_error",
+            "snippet": "boom!",
+        },
+    ),
+    ("compact_start@compacting", FRESH, make(Kind.COMPACT_START), {"compacting": True}),
+    ("compact_end@not compacting", WORN, make(Kind.COMPACT_END), {"compacting": False}),
+    (
+        "status_waiting@the tool for auto mode's approval, the file's pid and title",
+        FRESH,
+        make(
+            Kind.STATUS_WAITING, waiting_for="permission prompt", pid=42, title="Fix", title_at=5.0
+        ),
+        {"waiting_for": "Bash", "pid": 42, "title": "Fix", "title_at": 5.0},
+    ),
+    (
+        "status_idle@no shell runs any more",
+        FRESH,
+        make(Kind.STATUS_IDLE, pid=42),
+        {"background_tasks": (AGENT,), "pid": 42},
+    ),
+    (
+        "status_busy@a title without its own time takes the event's",
+        WORN,
+        make(Kind.STATUS_BUSY, title="New title"),
+        {"title": "New title", "title_at": 10.0},
+    ),
+    (
+        "subagent@started",
+        FRESH,
+        make(Kind.SUBAGENT, agent_id="a2", agent_type="Explore"),
+        {"background_tasks": (SHELL, AGENT, BackgroundTask("a2", "agent", "Explore"))},
+    ),
+    (
+        "subagent@stopped",
+        FRESH,
+        make(Kind.SUBAGENT, agent_id="a1", started=False),
+        {"background_tasks": (SHELL,)},
+    ),
+    ("session_end@nothing runs", WORN, make(Kind.SESSION_END), ENDS),
+    ("process_gone@nothing runs", WORN, make(Kind.PROCESS_GONE), ENDS),
+    (
+        "process_seen@alive, its pid and pane",
+        WORN,
+        make(Kind.PROCESS_SEEN, pid=77, tmux=TmuxLocation("%3", "/tmp/sock")),
+        {"alive": True, "pid": 77, "tmux": TmuxLocation("%3", "/tmp/sock")},
+    ),
+    (
+        "process_seen@the poller's pane wins over what the session knew of it",
+        replace(WORN, tmux=TmuxLocation("%3", "/tmp/sock", "main", "1")),
+        make(Kind.PROCESS_SEEN, tmux=TmuxLocation("%3", "/tmp/other")),
+        {"alive": True, "tmux": TmuxLocation("%3", "/tmp/other")},
+    ),
+    (
+        "transcript@every fact, the retries of a running turn",
+        WORN,
+        make(
+            Kind.TRANSCRIPT,
+            snippet="Reading.",
+            tokens=Tokens(5, 6),
+            model="claude-sonnet-4-5",
+            current_tool="",
+            context_tokens=900,
+            cost_usd=0.25,
+            cost_source="computed",
+            retries=2,
+            title="From the transcript",
+        ),
+        {
+            "snippet": "Reading.",
+            "tokens": Tokens(5, 6),
+            "model": "claude-sonnet-4-5",
+            "cost_usd": 0.25,
+            "cost_source": "computed",
+            "context_tokens": 900,
+            "retries": 2,
+            "title": "From the transcript",
+            "title_at": 10.0,
+            "current_tool": None,
+        },
+    ),
+    (
+        "transcript@a compaction forgets the context size; retries of no turn are none",
+        replace(WORN, state=State.IDLE, context_tokens=5),
+        make(Kind.TRANSCRIPT, compacted=True, retries=2),
+        {"context_tokens": None, "retries": 0},
+    ),
+    (
+        "other@what any event carries",
+        WORN,
+        make(
+            Kind.OTHER,
+            cwd="/work/app",
+            transcript_path="/work/s1.jsonl",
+            tmux=TmuxLocation("%5"),
+            permission_mode="plan",
+        ),
+        {
+            "cwd": "/work/app",
+            "transcript_path": "/work/s1.jsonl",
+            "tmux": TmuxLocation("%5"),
+            "permission_mode": "plan",
+        },
+    ),
+    (
+        "other@a hook's bare pane keeps what the poller learnt of it",
+        replace(WORN, tmux=TmuxLocation("%5", "/tmp/sock", "main", "1")),
+        make(Kind.OTHER, tmux=TmuxLocation("%5")),
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "event", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_each_event_sets_exactly_its_fields(
+    before: Session, event: Event, expected: dict[str, Any]
+) -> None:
+    assert field_changes(before, event) == expected
+
+
+def test_every_field_rule_has_a_case() -> None:
+    assert {c[2].kind for c in CASES} >= set(FIELD_RULES)
