@@ -270,11 +270,11 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
                     t for t in s.background_tasks if t.id != e.task_done
                 )
         case ev.ToolStart():
-            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+            call = PendingTool(e.tool_name, e.digest, e.tool_use_id, e.lookalike)
             changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
             changes["current_tool"] = e.summary or e.tool_name
         case ev.Question():
-            call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+            call = PendingTool(e.tool_name, e.digest, e.tool_use_id, e.lookalike)
             changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
             changes["pending_tool"] = call
             changes["waiting_for"] = e.question or "a question"
@@ -287,7 +287,10 @@ def _field_changes(s: Session, e: Event) -> dict[str, Any]:
                 ),
                 None,
             )
-            changes["pending_tool"] = match or PendingTool(e.tool_name, e.digest)
+            call = match or PendingTool(e.tool_name, e.digest, lookalike=e.lookalike)
+            if e.lookalike and not call.lookalike:
+                call = PendingTool(call.name, call.digest, call.tool_use_id, True)
+            changes["pending_tool"] = call
             changes["waiting_for"] = e.waiting_for or e.tool_name
         case ev.Attention():
             if not s.waiting_for and e.message:

@@ -118,7 +118,11 @@ def parse_answer(data: Any) -> tuple[str, Choice, str]:
     by = data.get("by", "api")
     if by not in BY:
         raise HTTPException(422, f"by must be one of {', '.join(sorted(BY))}")
-    return prompt_id, Choice(option=option, text=text, cancel=cancel is True), str(by)
+    try:  # Choice refuses control characters (answer.py): below the route, for every caller
+        choice = Choice(option=option, text=text, cancel=cancel is True)
+    except AnswerError as exc:
+        raise HTTPException(exc.status, exc.reason) from None
+    return prompt_id, choice, str(by)
 
 
 @router.post("/api/sessions/{session_id}/answer", response_model=None)
