@@ -219,7 +219,7 @@ class Desk:
         if session.state is not State.NEEDS_INPUT:
             raise AnswerError(
                 409,
-                f"the session is {session.state.value}, not waiting for input: nothing was typed",
+                f"the session is {session.state.value}, not needs-input: nothing was typed",
             )
         lock = self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
         async with lock:
