@@ -136,10 +136,10 @@ def test_hostile_file_content_and_description_are_refused(
     propose(claude, name, tool_input)
     shown = wait_prompt(purplemux_daemon, sid, "permission")
     prompt = shown["prompt"]
-    assert prompt["ambiguous"]
     before = dialog_part(claude.screen())
     for option in ("No", "Yes"):
         refused(purplemux_daemon, sid, prompt["id"], option)
+    assert prompt["ambiguous"]
     assert dialog_part(claude.screen()) == before
     assert not (claude.cwd / probe).exists()
     assert answers(purplemux_daemon, sid) == []
@@ -160,10 +160,10 @@ def test_hostile_question_options_are_refused(
     }
     propose(claude, "AskUserQuestion", {"questions": [question]})
     shown = wait_prompt(purplemux_daemon, sid, "question")
-    assert shown["prompt"]["ambiguous"]
     before = dialog_part(claude.screen())
     for option in ("Blue", "Red"):
         refused(purplemux_daemon, sid, shown["prompt"]["id"], option)
+    assert shown["prompt"]["ambiguous"]
     status, body = call(
         purplemux_daemon, "POST", f"/api/sessions/{sid}/answer",
         {"prompt_id": shown["prompt"]["id"], "text": "Green"},
