@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
@@ -313,3 +313,24 @@ def test_push_for_a_hostile_dialog_has_no_buttons_and_its_no_is_refused(
         assert answers(purplemux_daemon, sid) == []
         again = wait_prompt(purplemux_daemon, sid, "permission")
         assert again["prompt"]["id"] == payload["prompt_id"]  # still asking, untouched
+
+
+@pytest.mark.browser
+def test_dashboard_offers_no_answer_buttons_for_a_hostile_dialog(
+    purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
+) -> None:
+    claude, sid = start(purplemux_daemon, start_claude, claude_version)
+    sign_in(page, purplemux_daemon)
+    row = page.locator(f"#session-{sid}")
+    expect(row.locator("[data-action='jump']")).to_be_visible()
+    propose(claude, "Bash", {"command": HOSTILE, "description": "run the requested command"})
+
+    expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)
+    panel = row.locator("[data-slot='prompt']")
+    expect(panel.locator("[data-slot='prompt-screen']")).to_contain_text("Do you want to proceed?")
+    expect(panel.locator("[data-slot='prompt-ambiguous']")).to_contain_text(
+        "Answer this one in the terminal"
+    )
+    expect(panel.locator("[data-action='answer']")).to_have_count(0)
+    expect(panel.locator("[data-action='answer-cancel']")).to_have_count(0)
+    assert not (claude.cwd / "pwned.txt").exists()
