@@ -222,10 +222,6 @@ def _is_marker(line: str) -> bool:
     return line.lstrip(" ").startswith(MARKER)
 
 
-def _label(text: str) -> str:
-    return _NUMBER.sub("", text.strip(), count=1).strip()
-
-
 def _footer_index(lines: list[str]) -> int | None:
     seen = 0
     for i in range(len(lines) - 1, -1, -1):
@@ -237,70 +233,6 @@ def _footer_index(lines: list[str]) -> int | None:
         if seen >= FOOTER_LOOKBACK:
             return None
     return None
-
-
-def _top_index(lines: list[str], footer: int) -> int:
-    """The rule the dialog starts under: the nearest full rule above the footer that is not the
-    separator inside a question's option list (the one before "4. Chat about this")."""
-    low = max(0, footer - MAX_DIALOG_LINES)
-    for i in range(footer - 1, low - 1, -1):
-        if not _is_rule(lines[i]):
-            continue
-        after = next((line for line in lines[i + 1 : footer] if line.strip()), "")
-        if not _NUMBERED.match(after):
-            return i
-    return low - 1
-
-
-def _options(body: list[str], marker: int) -> tuple[list[Option], int, int]:
-    """The option block around the marker line: (options, first line, last line) in `body`."""
-    line = body[marker]
-    after = line.lstrip(" ")[len(MARKER) :]
-    col = len(line) - len(after.lstrip(" "))
-
-    def kind(text: str) -> str:
-        if not text.strip() or _is_rule(text):
-            return "gap"
-        if _is_marker(text):
-            return "option"
-        indent = _indent(text)
-        if indent == col:
-            return "option"
-        return "description" if indent > col else "end"
-
-    first = marker
-    for i in range(marker - 1, -1, -1):
-        k = kind(body[i])
-        if k == "end":
-            break
-        if k == "option":
-            first = i
-    last = marker
-    for i in range(marker + 1, len(body)):
-        k = kind(body[i])
-        if k == "end":
-            break
-        if k == "option":
-            last = i
-    options: list[Option] = []
-    for i in range(first, last + 1):
-        text = body[i]
-        if kind(text) != "option":
-            continue
-        selected = _is_marker(text)
-        raw = text.lstrip(" ")[len(MARKER) :] if selected else text
-        label = _label(raw)
-        # A question's free-text entry is the option above the rule that sets "Chat about this"
-        # apart; its label turns into what is typed there.
-        ruled = any(_is_rule(body[j]) for j in range(i + 1, last + 1)) and not any(
-            kind(body[j]) == "option" for j in range(i + 1, _next_rule(body, i, last))
-        )
-        options.append(Option(label, selected, None, label == FREE_TEXT_LABEL or ruled))
-    return options, first, last
-
-
-def _next_rule(body: list[str], start: int, last: int) -> int:
-    return next((j for j in range(start + 1, last + 1) if _is_rule(body[j])), last + 1)
 
 
 def _footer_options(footer: str) -> list[Option]:
