@@ -387,3 +387,14 @@ def test_the_flag_reaches_the_pending_tool_through_the_machine() -> None:
     flagged = recognise(clean, replace(context_of(session), summary="Bash: touch x.txt"))
     assert flagged is not None
     assert flagged.ambiguous == "the pending tool's input holds text that imitates a dialog"
+
+
+def test_peek_says_an_ambiguous_prompt_is_answered_in_the_terminal() -> None:
+    from purplemux.cli import render_prompt
+
+    prompt = recognise(screen(HOSTILE, "2.1.197-bash"), bash_ctx(HOSTILE_COMMAND, True))
+    assert prompt is not None and prompt.ambiguous is not None
+    shown = render_prompt(prompt.to_json())
+    assert f"not answerable here: {prompt.ambiguous}; answer in the terminal" in shown
+    honest = recognise(touch_dialog(), TOUCH)
+    assert honest is not None and "not answerable" not in render_prompt(honest.to_json())
