@@ -114,7 +114,11 @@ class AnswerInput:
         by = data.get("by", "api")
         if by not in BY:
             raise ActionError(422, f"by must be one of {', '.join(sorted(BY))}")
-        return cls(prompt_id, Choice(option=option, text=text, cancel=cancel is True), str(by))
+        try:  # Choice refuses control characters in free text (answer.py), for every caller
+            choice = Choice(option=option, text=text, cancel=cancel is True)
+        except AnswerError as exc:
+            raise ActionError(exc.status, exc.reason) from None
+        return cls(prompt_id, choice, str(by))
 
     def to_json(self) -> dict[str, Any]:
         """The body `parse` reads back (what a relay sends the owner)."""

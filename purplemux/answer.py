@@ -1,9 +1,17 @@
 """Read the prompt in a session's pane and answer exactly it, by label (tmux keys).
 
 The rules (claude-code.md):
+- Answer only a session in needs-input, in a pane whose program in front is that session's
+  Claude (not any program that prints a look-alike dialog).
 - Answer only the prompt the user saw: its id must be the one on screen now, or nothing is typed.
-- Pick an option by its label: read the selection marker, move it with arrow keys, check it
-  moved, then Enter. Auto mode's approval lists "No" first; position means nothing.
+- Never answer a prompt with two readings (`Prompt.ambiguous`, see prompts.py): 409.
+- Pick an option by its label. A numbered permission dialog: press the option's digit, which
+  selects and confirms it at once (2.1.197 and 2.1.332), whatever the marker shows. Otherwise
+  (questions, auto mode's unnumbered approval): read the one validated selection marker, move
+  it with arrow keys, check it moved, then Enter. Auto mode's approval lists "No" first;
+  position means nothing.
+- Free text is one line of printable characters: any control character (C0 including TAB,
+  DEL, C1) is refused with 422, nothing typed (a CR or Ctrl-C would act in the pane).
 - Claude 2.1.332 drops keys sent within about a second of a dialog appearing: wait until the
   dialog has been on screen GUARD seconds (counted from when the daemon first saw it).
 - Afterwards, check that the dialog went.
@@ -12,14 +20,17 @@ The rules (claude-code.md):
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from purplemux import tmux
-from purplemux.model import Session, TmuxLocation
+from purplemux.model import Session, State, TmuxLocation
+from purplemux.procinfo import ProcInfo, is_claude
 from purplemux.prompts import Context, Prompt, context_of, recognise
 
 GUARD = 1.5
@@ -47,13 +58,37 @@ class AnswerError(Exception):
         return {"error": self.reason, **self.extra}
 
 
+def control_character(text: str) -> str | None:
+    """The first control character in `text` (C0 with TAB and newlines, DEL, C1, and Unicode's
+    other format/line controls), or None. Typed into a pane each would act, not be text."""
+    for char in text:
+        if (
+            unicodedata.category(char) in ("Cc", "Zl", "Zp")
+            or char in "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+        ):
+            return char
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """What to answer: an option's label, free text (a question), or cancel (Esc)."""
+    """What to answer: an option's label, free text (a question), or cancel (Esc).
+
+    Made only valid: free text holding a control character raises AnswerError 422."""
 
     option: str | None = None
     text: str | None = None
     cancel: bool = False
+
+    def __post_init__(self) -> None:
+        for name, value in (("text", self.text), ("option", self.option)):
+            bad = control_character(value) if value is not None else None
+            if bad is not None:
+                raise AnswerError(
+                    422,
+                    f"{name} holds the control character U+{ord(bad):04X}: "
+                    "give one line of printable text (nothing was typed)",
+                )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +111,58 @@ class Screen:
 Capture = Callable[[TmuxLocation], Awaitable[str]]
 Keys = Callable[[TmuxLocation, tuple[str, ...]], Awaitable[None]]
 Text = Callable[[TmuxLocation, str], Awaitable[None]]
+InFront = Callable[[TmuxLocation, int | None], Awaitable[str | None]]
 
 
 async def _send_keys(loc: TmuxLocation, keys: tuple[str, ...]) -> None:
     await tmux.send_keys(loc, *keys)
+
+
+def _proc(pid: int) -> tuple[ProcInfo, int, int] | None:
+    """(the process, its process group, its terminal's foreground group) from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    head, _, rest = stat.rpartition(b")")
+    fields = rest.split()
+    name = head.partition(b"(")[2].decode("utf-8", "surrogateescape")
+    args = tuple(a for a in raw.decode("utf-8", "surrogateescape").split("\0") if a)
+    if len(name) >= 15 and args:
+        full = os.path.basename(args[0])
+        name = full if full.startswith(name) else name
+    return ProcInfo(pid, int(fields[1]), name, args, 0.0), int(fields[2]), int(fields[5])
+
+
+async def claude_in_front(loc: TmuxLocation, claude_pid: int | None) -> str | None:
+    """None when the program in front in the pane (its terminal's foreground process group) is
+    the session's Claude (`claude_pid` when known, else a Claude Code CLI); else why not."""
+    try:
+        out = await tmux.run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_pid}")
+    except tmux.TmuxError as exc:
+        return f"cannot read pane {loc.pane}: {exc}"
+    pane_pid = out.strip()
+    if not pane_pid.isdigit() or not os.path.isdir("/proc/self"):
+        return "cannot tell which program is in front in that pane"
+    pane = _proc(int(pane_pid))
+    if pane is None or pane[2] <= 0:
+        return "cannot tell which program is in front in that pane"
+    front = pane[2]
+    if claude_pid is not None:
+        mine = _proc(claude_pid)
+        if mine is None or mine[1] != front:
+            return (
+                f"the session's Claude (pid {claude_pid}) is not the program in front in that pane"
+            )
+        return None
+    leader = _proc(front)
+    if leader is None or not is_claude(leader[0]):
+        name = leader[0].name if leader else "?"
+        return f"the program in front in that pane is not Claude ({name})"
+    return None
 
 
 @dataclass
@@ -92,6 +175,7 @@ class Desk:
     capture: Capture = tmux.capture
     keys: Keys = _send_keys
     type_text: Text = tmux.send_text
+    in_front: InFront = claude_in_front
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     guard: float = GUARD
@@ -132,8 +216,16 @@ class Desk:
         """Answer the prompt `prompt_id` if it is the one on screen; see the module's rules."""
         loc = pane_of(session)
         ctx = context_of(session)
+        if session.state is not State.NEEDS_INPUT:
+            raise AnswerError(
+                409,
+                f"the session is {session.state.value}, not needs-input: nothing was typed",
+            )
         lock = self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
         async with lock:
+            why = await self.in_front(loc, session.pid)
+            if why is not None:
+                raise AnswerError(409, f"{why}: nothing was typed")
             return await self._answer(loc, ctx, prompt_id, choice)
 
     async def _current(self, loc: TmuxLocation, ctx: Context, prompt_id: str) -> tuple[str, Prompt]:
@@ -145,6 +237,13 @@ class Desk:
             raise AnswerError(
                 409,
                 "the prompt on screen is not the one answered (it changed): nothing was typed",
+                prompt=prompt.to_json(),
+            )
+        if prompt.ambiguous is not None:
+            raise AnswerError(
+                409,
+                f"the screen can be read two ways ({prompt.ambiguous}): nothing was typed; "
+                "answer in the terminal",
                 prompt=prompt.to_json(),
             )
         return text, prompt
@@ -165,6 +264,11 @@ class Desk:
         elif target is not None and prompt.options[target].key:
             key = prompt.options[target].key
             assert key is not None
+            typed.append(key)
+            await self._press(loc, key)
+        elif target is not None and prompt.kind == "permission" and prompt.numbered:
+            # The digit picks the option by its own number: no reliance on the marker.
+            key = str(prompt.options[target].number)
             typed.append(key)
             await self._press(loc, key)
         else:
@@ -191,7 +295,7 @@ class Desk:
             typed.append(key)
             await self._press(loc, key)
             moved = await self._poll(loc, ctx, _moved_from(prompt.id, current))
-            if moved is None or moved.id != prompt.id:
+            if moved is None or moved.id != prompt.id or moved.ambiguous is not None:
                 raise AnswerError(
                     409,
                     "the prompt went or changed while the selection was moved",

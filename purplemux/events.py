@@ -117,6 +117,8 @@ class _ToolCall(Event):
     tool_name: str = ""
     tool_use_id: str | None = None
     digest: str = ""
+    lookalike: bool = False
+    """The input holds text that imitates a dialog (prompts.imitates_dialog)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,6 +139,7 @@ class Permission(Event):
     kind: ClassVar[Kind] = Kind.PERMISSION
     tool_name: str = ""
     digest: str = ""
+    lookalike: bool = False
     waiting_for: str | None = None
 
 

@@ -282,14 +282,14 @@ def _prompt(s: Session, e: ev.Prompt, changes: dict[str, Any]) -> None:
 
 def _tool_start(s: Session, e: ev.ToolStart, changes: dict[str, Any]) -> None:
     """The call is remembered (a PermissionRequest pairs with it) and is the current tool."""
-    call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+    call = PendingTool(e.tool_name, e.digest, e.tool_use_id, e.lookalike)
     changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
     changes["current_tool"] = e.summary or e.tool_name
 
 
 def _question(s: Session, e: ev.Question, changes: dict[str, Any]) -> None:
     """The question's call is remembered and pending; what it asks is what the session waits for."""
-    call = PendingTool(e.tool_name, e.digest, e.tool_use_id)
+    call = PendingTool(e.tool_name, e.digest, e.tool_use_id, e.lookalike)
     changes["recent_tools"] = (*s.recent_tools, call)[-RECENT_TOOLS:]
     changes["pending_tool"] = call
     changes["waiting_for"] = e.question or "a question"
@@ -301,7 +301,10 @@ def _permission(s: Session, e: ev.Permission, changes: dict[str, Any]) -> None:
         (t for t in reversed(s.recent_tools) if t.name == e.tool_name and t.digest == e.digest),
         None,
     )
-    changes["pending_tool"] = match or PendingTool(e.tool_name, e.digest)
+    call = match or PendingTool(e.tool_name, e.digest, lookalike=e.lookalike)
+    if e.lookalike and not call.lookalike:  # the dialog's input imitates a dialog (prompts.py)
+        call = PendingTool(call.name, call.digest, call.tool_use_id, True)
+    changes["pending_tool"] = call
     changes["waiting_for"] = e.waiting_for or e.tool_name
 
 

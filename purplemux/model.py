@@ -63,6 +63,8 @@ class PendingTool:
     name: str
     digest: str
     tool_use_id: str | None = None
+    lookalike: bool = False
+    """Its input holds text that imitates a dialog (prompts.imitates_dialog): not answered."""
 
 
 @dataclass(frozen=True, slots=True)

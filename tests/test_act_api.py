@@ -16,6 +16,7 @@ import pytest
 from purplemux.cli import main
 from purplemux.settings import Settings
 from tests.support import Daemon, wait_for
+from tests.support.hooks import run_hook
 from tests.support.screens import asking, call, capture, dialog_pane
 
 SCREEN = "/api/sessions/s1/screen"
@@ -75,12 +76,12 @@ def test_screen_answer_and_focus(tmp_path: Path, pane: tuple[str, str]) -> None:
             if e["kind"] == "answer"
         ]
 
-        # The pane is not Claude: Enter reaches it but the dialog stays; the daemon says so.
+        # The stand-in is not really Claude: the digit of "Yes" reaches it but the dialog stays.
         status, reply = call(
             daemon, "POST", "/api/sessions/s1/answer", {"prompt_id": prompt["id"], "option": "Yes"}
         )
         assert status == 504, reply
-        assert "still on screen" in reply["error"] and reply["keys"] == ["Enter"]
+        assert "still on screen" in reply["error"] and reply["keys"] == ["1"]
         [audit] = [
             e
             for e in daemon.api("GET", "/api/sessions/s1/events")["events"]
@@ -189,8 +190,8 @@ def test_a_dialog_read_before_its_hook_lands_gets_the_id_answers_are_checked_wit
             "/api/sessions/s1/answer",
             {"prompt_id": early["body"]["prompt"]["id"], "option": "Yes"},
         )
-        # Accepted: the keys went (the pane is not Claude, so the dialog stays: 504, not 409).
-        assert status == 504 and reply["keys"] == ["Enter"], reply
+        # Accepted: the keys went (the stand-in is not really Claude: the dialog stays, 504).
+        assert status == 504 and reply["keys"] == ["1"], reply
     finally:
         daemon.stop()
 
@@ -239,3 +240,126 @@ def test_input_switch(env: dict[str, str], host: str, allowed: bool) -> None:
 def test_input_switch_rejects_nonsense() -> None:
     with pytest.raises(ValueError, match="PURPLEMUX_INPUT must be on or off"):
         Settings.from_env({"PURPLEMUX_INPUT": "maybe"})
+
+
+# --- issue 22: what is answered, and where --------------------------------------------------
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which colour should the button be?",
+            "header": "Choice",
+            "options": [
+                {"label": "Red", "description": "red"},
+                {"label": "Blue", "description": "blue"},
+            ],
+            "multiSelect": False,
+        }
+    ]
+}
+
+
+def questioning(daemon: Daemon, sid: str, sock: str, pane: str) -> None:
+    """Hooks as Claude sends them for an AskUserQuestion in that pane."""
+    tool = {"tool_name": "AskUserQuestion", "tool_input": QUESTION}
+    for name, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "ASK:Which colour should the button be?"}),
+        ("PreToolUse", {**tool, "tool_use_id": "t2"}),
+        ("PermissionRequest", tool),
+    ):
+        payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
+        run_hook(daemon.home, payload, pane=pane, tmux=f"{sock},1,0")
+
+
+def answers_logged(daemon: Daemon, sid: str) -> list[dict[str, Any]]:
+    events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+    return [e for e in events if e["kind"] == "answer"]
+
+
+def test_free_text_with_a_control_character_is_refused_and_nothing_typed(
+    tmp_path: Path,
+) -> None:
+    shot = ("claude-2.1.197-dialogs.screens.txt", "ask-dialog")
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        with dialog_pane(tmp_path, shot=shot) as (sock, pane_id):
+            questioning(daemon, "q1", sock, pane_id)
+            wait_state(daemon, "q1", "needs-input")
+            status, shown = call(daemon, "GET", "/api/sessions/q1/screen")
+            assert status == 200 and shown["prompt"]["kind"] == "question", shown
+            before = capture(sock, pane_id)
+            for bad in (
+                "Red\r",
+                "Red\x03\x03",
+                "Red\x04",
+                "Red\x1b[B",
+                "a\tb",
+                "del\x7f",
+                "c1\x85",
+                "csi\x9b2J",
+                "line\u2028sep",
+                "Red\n",
+            ):
+                body = {"prompt_id": shown["prompt"]["id"], "text": bad}
+                status, reply = call(daemon, "POST", "/api/sessions/q1/answer", body)
+                assert status == 422, (bad, reply)
+                assert "control character" in reply["error"] or "one line" in reply["error"]
+            assert capture(sock, pane_id) == before  # nothing was typed
+            assert answers_logged(daemon, "q1") == []
+    finally:
+        daemon.stop()
+
+
+def test_answer_refused_when_the_program_in_front_is_not_claude(tmp_path: Path) -> None:
+    """Some other program in the pane prints a dialog that looks like Claude's: not answered."""
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        with dialog_pane(tmp_path, program="printer") as (sock, pane_id):
+            asking(daemon, "s1", sock, pane_id)
+            wait_state(daemon, "s1", "needs-input")
+            status, shown = call(daemon, "GET", SCREEN)
+            assert status == 200 and shown["prompt"]["kind"] == "permission", shown
+            before = capture(sock, pane_id)
+            body = {"prompt_id": shown["prompt"]["id"], "option": "No"}
+            status, reply = call(daemon, "POST", "/api/sessions/s1/answer", body)
+            assert status == 409, reply
+            assert "not Claude (printer)" in reply["error"]
+            assert "nothing was typed" in reply["error"]
+            assert capture(sock, pane_id) == before
+            assert answers_logged(daemon, "s1") == []
+    finally:
+        daemon.stop()
+
+
+def test_answer_refused_unless_the_session_waits_for_input(
+    tmp_path: Path, pane: tuple[str, str]
+) -> None:
+    """A busy session (the hook has not said it asks) and one in review: refused, nothing typed,
+    although the pane shows a dialog."""
+    sock, pane_id = pane
+    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    try:
+        asking(daemon, "s1", sock, pane_id, hooks=3)  # up to PreToolUse: busy
+        wait_state(daemon, "s1", "busy")
+        status, shown = call(daemon, "GET", SCREEN)
+        assert status == 200 and shown["state"] == "busy" and shown["prompt"], shown
+        before = capture(sock, pane_id)
+        body = {"prompt_id": shown["prompt"]["id"], "option": "Yes"}
+        status, reply = call(daemon, "POST", "/api/sessions/s1/answer", body)
+        assert status == 409, reply
+        assert reply["error"].startswith("the session is busy, not needs-input")
+
+        payload = {"session_id": "s1", "hook_event_name": "Stop", "cwd": "/w/proj"}
+        run_hook(daemon.home, payload, pane=pane_id, tmux=f"{sock},1,0")
+        wait_state(daemon, "s1", "review")
+        status, shown = call(daemon, "GET", SCREEN)
+        assert status == 200 and shown["prompt"], shown
+        body = {"prompt_id": shown["prompt"]["id"], "option": "Yes"}
+        status, reply = call(daemon, "POST", "/api/sessions/s1/answer", body)
+        assert status == 409, reply
+        assert reply["error"].startswith("the session is review, not needs-input")
+        assert capture(sock, pane_id) == before
+        assert answers_logged(daemon, "s1") == []
+    finally:
+        daemon.stop()

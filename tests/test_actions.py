@@ -159,11 +159,11 @@ async def test_an_answer_is_typed_audited_and_unconfirmed_when_the_dialog_stays(
     await world.asking("s1")
     shown = await world.acts.screen("s1")
     assert shown.prompt is not None
-    # The pane is not Claude: Enter reaches it but the dialog stays; the result says so.
+    # The pane is not Claude: its digit reaches it but the dialog stays; the result says so.
     done = await world.acts.answer("s1", AnswerInput(shown.prompt.id, Choice(option="Yes"), "cli"))
     assert (done.confirmed, done.keys, done.kind, done.answered) == (
         False,
-        ("Enter",),
+        ("1",),
         "permission",
         "Yes",
     )
@@ -283,11 +283,11 @@ def test_the_cli_says_what_a_refused_or_unconfirmed_answer_means(
         try:
             asking(d, "cli-1", sock, pane)
             wait_for(lambda: (d.session("cli-1") or {}).get("state") == "needs-input")
-            # Not Claude: Enter reaches the pane, the dialog stays (504).
+            # Not Claude: the digit reaches the pane, the dialog stays (504).
             assert main(["answer", "cli-1", "--option", "Yes"], out=io.StringIO()) == 1
             err = capsys.readouterr().err
             assert "still on screen" in err and "(HTTP 504)" in err
-            assert "keys typed: Enter" in err and "purplemux peek cli-1" in err
+            assert "keys typed: 1" in err and "purplemux peek cli-1" in err
             # A free-text answer to a permission: 422, with the options to pick from.
             assert main(["answer", "cli-1", "--text", "maybe"], out=io.StringIO()) == 1
             err = capsys.readouterr().err

@@ -92,4 +92,6 @@ def render_prompt(prompt: dict[str, Any]) -> str:
         extra = "  (free text: --text)" if option.get("free_text") else ""
         lines.append(f"  {mark} {plain(option['label'])}{extra}")
     lines.append(f"  prompt id {prompt['id']}")
+    if prompt.get("ambiguous"):
+        lines.append(f"  not answerable here: {plain(prompt['ambiguous'])}; answer in the terminal")
     return "\n".join(lines) + "\n"

@@ -36,7 +36,12 @@ def push_payload(
         payload["prompt_id"] = prompt.id
         payload["prompt_kind"] = prompt.kind
         labels = {o.label for o in prompt.options}
-        if prompt.kind == "permission" and all(a in labels for a in PUSH_ACTIONS):
+        # A prompt with two readings gets no buttons: any answer to it is refused anyway.
+        if (
+            prompt.kind == "permission"
+            and prompt.ambiguous is None
+            and all(a in labels for a in PUSH_ACTIONS)
+        ):
             payload["actions"] = list(PUSH_ACTIONS)
     return payload
 

@@ -12,6 +12,7 @@ from purplemux import events as ev
 from purplemux import session_facts
 from purplemux.events import Event
 from purplemux.model import BackgroundTask, TmuxLocation
+from purplemux.prompts import imitates_dialog
 
 ATTENTION_TYPES = frozenset(
     {"permission_prompt", "elicitation_dialog", "worker_permission_prompt", "agent_needs_input"}
@@ -132,7 +133,12 @@ def _pre_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
     if tool == "AskUserQuestion":
         question = first_question(tool_input) if isinstance(tool_input, Mapping) else None
         return ev.Question(
-            **c, tool_name=tool, tool_use_id=use_id, digest=digest(tool_input), question=question
+            **c,
+            tool_name=tool,
+            tool_use_id=use_id,
+            digest=digest(tool_input),
+            question=question,
+            lookalike=imitates_dialog(tool_input),
         )
     return ev.ToolStart(
         **c,
@@ -140,6 +146,7 @@ def _pre_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
         tool_use_id=use_id,
         digest=digest(tool_input),
         summary=describe_tool(tool, tool_input),
+        lookalike=imitates_dialog(tool_input),
     )
 
 
@@ -151,6 +158,7 @@ def _permission(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
         tool_name=tool,
         digest=digest(tool_input),
         waiting_for=describe_tool(tool, tool_input),
+        lookalike=imitates_dialog(tool_input),
     )
 
 

@@ -15,11 +15,11 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
+from purplemux.procinfo import ProcInfo, is_claude
 
 log = logging.getLogger(__name__)
 
 PANE_FORMAT = "#{pane_id}\t#{pane_pid}\t#{session_name}\t#{window_index}\t#{socket_path}"
-CLAUDE_NAMES = frozenset({"claude", "claude.exe"})
 START_SLACK = 1.0
 """Seconds two readings of one process's start time may differ (boot time is re-derived)."""
 
@@ -37,17 +37,6 @@ class Pane:
     def location(self) -> TmuxLocation:
         """The pane as the session record shows it."""
         return TmuxLocation(self.pane_id, self.socket, self.session, self.window)
-
-
-@dataclass(frozen=True, slots=True)
-class ProcInfo:
-    """What one process-table walk knows of a process."""
-
-    pid: int
-    ppid: int
-    name: str
-    cmdline: tuple[str, ...]
-    create_time: float
 
 
 @dataclass(slots=True)
@@ -172,16 +161,6 @@ def _psutil_snapshot() -> ProcessTable:
         )
         table.children.setdefault(ppid, []).append(pid)
     return table
-
-
-def is_claude(info: ProcInfo) -> bool:
-    """A Claude Code CLI: the native binary, or node running the npm package."""
-    argv0 = os.path.basename(info.cmdline[0]) if info.cmdline else ""
-    if info.name in CLAUDE_NAMES or argv0 in CLAUDE_NAMES:
-        return True
-    if info.name.startswith("node") or argv0.startswith("node"):
-        return any("claude-code" in arg for arg in info.cmdline[1:])
-    return False
 
 
 def find_claude_under(pid: int, table: ProcessTable) -> int | None:

@@ -18,6 +18,9 @@ anything else             text "Hello from the fake model.", ``end_turn``
 ``CTX:<n> <text>``        the plain answer, its usage reporting ``n`` input tokens
 ``BG:<cmd>``              like RUN, with ``run_in_background: true`` (description
                           "background job")
+``TOOL:<base64 json>``    ``tool_use`` of ``{"name": ..., "input": {...}}`` (URL-safe base64 of
+                          that JSON, see :func:`tool_prompt`): any tool with any input, e.g. a
+                          hostile multi-line command; then "Done."
 ========================  =====================================================================
 
 "The last user text" is the text that follows the last ``tool_result`` in the last user
@@ -36,6 +39,7 @@ Every request is recorded (:attr:`FakeAnthropicAPI.requests`) for assertions.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -203,6 +207,23 @@ def ask_user_question_input(question: str) -> dict[str, Any]:
     }
 
 
+def tool_prompt(name: str, tool_input: dict[str, Any]) -> str:
+    """The prompt text that makes the fake propose this tool call (``TOOL:<base64 json>``):
+    one line of plain ASCII, whatever the input holds (newlines, selection markers)."""
+    raw = json.dumps({"name": name, "input": tool_input}).encode()
+    return "TOOL:" + base64.urlsafe_b64encode(raw).decode()
+
+
+def _scripted_tool(prompt: str) -> tuple[str, dict[str, Any]] | None:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(prompt[len("TOOL:") :].strip()))
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("input"), dict):
+        return None
+    return str(data.get("name")), data["input"]
+
+
 _FAIL_RE = re.compile(r"^FAIL:\s*(\d{3})(?::([a-z_]+))?", re.IGNORECASE)
 _STREAMFAIL_RE = re.compile(r"^STREAMFAIL:\s*([a-z_]+)", re.IGNORECASE)
 _WAIT_RE = re.compile(r"^WAIT:\s*([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
@@ -274,6 +295,11 @@ def script_for(body: dict[str, Any]) -> tuple[Script, str | None]:
             _tool_use("Bash", {"command": command, "description": "run the requested command"}),
         ]
         return Script(blocks=blocks, stop_reason="tool_use"), text
+    if prompt.startswith("TOOL:") and (scripted := _scripted_tool(prompt)) is not None:
+        name, tool_input = scripted
+        if name in tools:
+            blocks = [_text(RUN_PREAMBLE), _tool_use(name, tool_input)]
+            return Script(blocks=blocks, stop_reason="tool_use"), text
     if prompt.startswith("BG:") and "Bash" in tools:
         command = prompt[len("BG:") :].strip()
         tool_input = {

@@ -187,7 +187,7 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
     sent = time.time()
     status, body = answer(purplemux_daemon, sid, prompt["id"], "Yes", "page")
     assert status == 200, body
-    assert body["ok"] is True and body["answered"] == "Yes" and body["keys"] == ["Enter"]
+    assert body["ok"] is True and body["answered"] == "Yes" and body["keys"] == ["1"]
     wait_until(made.exists, timeout=20, describe="made.txt to be created")
     wait_event(purplemux_daemon, sid, "PostToolUse", since=sent - 1)
     [audit] = [e for e in events(purplemux_daemon, sid) if e["kind"] == "answer"]

@@ -65,7 +65,7 @@ def test_answer_focus_and_screen_on_another_host_reach_the_owner(
     assert status == 409 and reply["error"], reply
     assert capture(sock, pane_id) == before
 
-    # A real answer: alpha types it (the pane is not Claude, so the dialog stays: 504, Enter sent).
+    # A real answer: alpha types it (the stand-in is not Claude: the dialog stays, 504).
     status, reply = call(
         bravo,
         "POST",
@@ -73,7 +73,7 @@ def test_answer_focus_and_screen_on_another_host_reach_the_owner(
         {"prompt_id": prompt["id"], "option": "Yes", "by": "page"},
     )
     assert status == 504, reply
-    assert reply["keys"] == ["Enter"] and "still on screen" in reply["error"]
+    assert reply["keys"] == ["1"] and "still on screen" in reply["error"]
     [audit] = [
         e
         for e in alpha.api("GET", "/api/sessions/s-alpha/events")["events"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import urllib.error
 import urllib.request
@@ -34,14 +35,26 @@ def screen(name: str, which: str, nth: int = -1) -> str:
 
 
 @contextmanager
-def dialog_pane(folder: Path) -> Iterator[tuple[str, str]]:
+def dialog_pane(
+    folder: Path,
+    program: str = "claude",
+    shot: tuple[str, str] = ("claude-2.1.332-manual.screens.txt", "touch-dialog"),
+) -> Iterator[tuple[str, str]]:
     """(socket path, pane id) of a 220x60 tmux pane on a private server showing 2.1.332's classic
-    permission dialog (a captured screen), then waiting: a Claude pane for the act endpoints."""
+    permission dialog (a captured screen), then waiting: a Claude pane for the act endpoints.
+
+    The waiting process is `sleep` run under the name `program` (a symlink): "claude" stands in
+    for Claude Code (the desk answers only a pane whose program in front is Claude); any other
+    name is some other program printing a Claude-looking dialog."""
     shown = folder / "dialog.txt"
-    shown.write_text(screen("claude-2.1.332-manual.screens.txt", "touch-dialog").rstrip("\n"))
+    shown.write_text(screen(*shot).rstrip("\n"))
+    waiter = folder / "bin" / program
+    waiter.parent.mkdir(parents=True, exist_ok=True)
+    if not waiter.exists():
+        waiter.symlink_to(shutil.which("sleep") or "/bin/sleep")
     sock = str(folder / "tmux.sock")
     base = ["tmux", "-S", sock, "-f", "/dev/null"]
-    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec sleep 600"
+    command = f"stty -echo; cat {shlex.quote(str(shown))}; exec {shlex.quote(str(waiter))} 600"
     subprocess.run(
         [*base, "new-session", "-d", "-x", "220", "-y", "60", "-s", "w", command], check=True
     )

@@ -127,7 +127,15 @@ function render(row, screen) {
   cancel.dataset.action = "answer-cancel";
   cancel.title = "Cancel the prompt (Esc)";
   buttons.append(cancel);
-  if (screen.input === false) {
+  if (prompt.ambiguous) {
+    // Two readings of the screen: the daemon answers nothing, so the page offers nothing.
+    buttons.replaceChildren();
+    const form = parts.find((p) => p.dataset && p.dataset.action === "answer-text");
+    if (form) parts.splice(parts.indexOf(form), 1);
+    const why = el("p", "prompt-result", `Answer this one in the terminal: ${prompt.ambiguous}.`);
+    why.dataset.slot = "prompt-ambiguous";
+    parts.push(why);
+  } else if (screen.input === false) {
     for (const b of [...buttons.querySelectorAll("button")]) b.disabled = true;
     parts.push(el("p", "prompt-result", "Answering is off on this daemon (PURPLEMUX_INPUT)."));
   }
