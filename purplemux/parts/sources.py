@@ -68,7 +68,7 @@ async def transcripts(rt: Runtime) -> None:
         else:
             tailer.unwatch(session.id)
 
-    rt.engine.on_watch.append(on_watch)
+    unsubscribe = rt.engine.subscribe(watch=on_watch)
     for session in list(rt.engine.sessions.values()):
         if session.transcript_path and not session.ended:
             tailer.watch(session.id, Path(session.transcript_path))
@@ -84,7 +84,7 @@ async def transcripts(rt: Runtime) -> None:
             await rt.engine.submit(batch[-1])
             del batch  # a catch-up batch can be huge: not kept until the next one comes
     finally:
-        rt.engine.on_watch.remove(on_watch)
+        unsubscribe()
         saver.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await saver
@@ -137,8 +137,8 @@ async def processes(rt: Runtime) -> None:
     def on_tmux(socket: str, line: str) -> None:
         wake.set()
 
-    rt.engine.on_change.append(on_change)
-    rt.tmux.listeners.append(on_tmux)
+    unsubscribe = rt.engine.subscribe(change=on_change)
+    unlisten = rt.tmux.listen(on_tmux)
     rt.tmux.want(None)
     for socket in poller.sockets():
         rt.tmux.want(socket)
@@ -158,9 +158,8 @@ async def processes(rt: Runtime) -> None:
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
     finally:
         exits.close()
-        rt.engine.on_change.remove(on_change)
-        with contextlib.suppress(ValueError):
-            rt.tmux.listeners.remove(on_tmux)
+        unsubscribe()
+        unlisten()
 
 
 class _ExitWatch:
@@ -233,7 +232,7 @@ async def recovery(rt: Runtime) -> None:
         if session.state is State.UNKNOWN and not session.ended:
             someone.set()
 
-    rt.engine.on_change.append(on_change)
+    unsubscribe = rt.engine.subscribe(change=on_change)
     projects = rt.settings.claude_dir / "projects"
     try:
         await asyncio.sleep(RECOVERY_GRACE)
@@ -256,8 +255,7 @@ async def recovery(rt: Runtime) -> None:
             else:
                 await someone.wait()
     finally:
-        with contextlib.suppress(ValueError):
-            rt.engine.on_change.remove(on_change)
+        unsubscribe()
 
 
 def judge(

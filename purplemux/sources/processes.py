@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
+from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +80,14 @@ def list_panes(
     socket: str | None = None, *, tmux: str = "tmux", timeout: float = 2.0
 ) -> list[Pane]:
     """Every pane of one tmux server, in one call; [] if tmux or its server is not there."""
-    argv = [tmux, *(["-S", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return []  # no tmux binary, or a hung server
-    if done.returncode != 0:
-        return []  # "no server running" and the like
+        out = run_blocking(
+            socket, "list-panes", "-a", "-F", PANE_FORMAT, timeout=timeout, tmux=tmux
+        )
+    except TmuxError:
+        return []  # no tmux binary, a hung server, "no server running" and the like
     panes: list[Pane] = []
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    for line in out.splitlines():
         parts = line.split("\t")
         if len(parts) != 5 or not parts[1].isdigit():
             continue
