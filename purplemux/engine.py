@@ -107,6 +107,7 @@ class Engine:
         self._notified: OrderedDict[tuple[str, str, float], None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
+        self._end_now = False
         self._public: dict[str, tuple[Session, Origin, dict[str, Any]]] = {}
         """Each session's served JSON, as last made (see public())."""
         self.live_since = clock()
@@ -258,14 +259,19 @@ class Engine:
                 for it in batch:
                     if it.done and not it.done.done():
                         it.done.set_exception(exc)
+            if self._end_now:
+                break
         self._running = False
 
     async def stop(self) -> None:
-        """Let the queue drain, then end run()."""
+        """Let the queue drain, then end run() (at once if the queue is full: never waits)."""
         for handle in self._ticks.values():
             handle.cancel()
         self._ticks.clear()
-        await self._queue.put(None)
+        try:
+            self._queue.put_nowait(None)
+        except asyncio.QueueFull:
+            self._end_now = True  # run() ends after the batch it is applying
 
     # --- applying --------------------------------------------------------------------------
 

@@ -21,6 +21,9 @@ from purplemux.server.connguard import Guard, default_per_client, guarded_protoc
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
+GRACEFUL_SHUTDOWN = 1
+"""Seconds uvicorn gives open requests and connections once told to stop (its type: whole)."""
+
 
 def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = None) -> int:
     """Run until interrupted; returns the exit code."""
@@ -82,6 +85,9 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # request in time, or one past its client's share, is closed (server/connguard.py).
         timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
         http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
+        # On SIGTERM a request still open after this long is cancelled (a hook's sender then
+        # spools it): stopping must not wait on a slow client (issue 22: stop means stop).
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
     # uvicorn logs every WebSocket handshake with its query string, access log or not: every
     # handler that writes a line (ours and uvicorn's own) blanks secrets first.

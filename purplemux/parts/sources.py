@@ -36,6 +36,8 @@ MAX_POLL_INTERVAL = 60.0
 """The process poll's timer backs off (doubling) up to this while nothing changes."""
 SAVE_OFFSETS_EVERY = 2.0
 """Seconds between stores of how far each transcript was read (and at the part's end)."""
+OFFSETS_SAVE_TIMEOUT = 0.5
+"""Seconds the part's last store of the offsets may take while the daemon stops."""
 
 
 async def session_files(rt: Runtime) -> None:
@@ -72,25 +74,29 @@ async def transcripts(rt: Runtime) -> None:
     for session in list(rt.engine.sessions.values()):
         if session.transcript_path and not session.ended:
             tailer.watch(session.id, Path(session.transcript_path))
-    saver = asyncio.create_task(_save_offsets(rt, tailer))
     try:
-        async for batch in tailer.events():
-            for event in batch[:-1]:
-                # A first read of a long transcript gives thousands of events: wait for room
-                # in the queue rather than park each one in a task of its own.
-                await rt.engine.put(event)
-            # Stored before the next batch is asked for: the tailer then counts what it read
-            # for this one as safe to resume after.
-            await rt.engine.submit(batch[-1])
-            del batch  # a catch-up batch can be huge: not kept until the next one comes
+        # The history summing and the offset saver are this part's own: in its TaskGroup, so
+        # one that crashes ends the part (logged, restarted by the supervisor), never silently.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(tailer.backfill(), name="transcript-history")
+            group.create_task(_save_offsets(rt, tailer), name="transcript-offsets")
+            async for batch in tailer.events(backfill=False):
+                for event in batch[:-1]:
+                    # A first read of a long transcript gives thousands of events: wait for
+                    # room in the queue rather than park each one in a task of its own.
+                    await rt.engine.put(event)
+                # Stored before the next batch is asked for: the tailer then counts what it
+                # read for this one as safe to resume after.
+                await rt.engine.submit(batch[-1])
+                del batch  # a catch-up batch can be huge: not kept until the next one comes
     finally:
+        tailer.stop()  # a read or sum still in its thread ends within a block
         unsubscribe()
-        saver.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await saver
         if rows := tailer.checkpoint():
+            # Stored even while stopping: the next start resumes here, not from the start.
             try:
-                await rt.store.call(lambda s: s.save_transcript_offsets(rows))
+                async with asyncio.timeout(OFFSETS_SAVE_TIMEOUT):
+                    await asyncio.shield(rt.store.call(lambda s: s.save_transcript_offsets(rows)))
             except Exception:
                 log.exception("could not store the transcript offsets")
 
