@@ -47,6 +47,9 @@ class Sizes:
     hook_clients: int = 8
     viewers: int = 10
     transcript_mb: int = 150
+    summed_first: float = 0.2
+    """The share of the transcript's history summed before SIGTERM (it is still being read):
+    enough that the next start's resume shows in the bytes it reads."""
 
 
 QUICK = Sizes(panes=20, hook_events=800, hook_clients=8, viewers=10, transcript_mb=150)
@@ -63,6 +66,7 @@ class Result:
     """/api/health's transcript counters just before SIGTERM (what was being read)."""
     after_restart: dict[str, Any]
     """The same counters once the next start has read the transcript again."""
+    transcript_bytes: int = 0
     hooks_sent: int = 0
     viewers_messages: int = 0
     log: str = field(default="", repr=False)
@@ -196,6 +200,10 @@ class Viewers:
         self._thread.join(timeout=10)
 
 
+def transcript_size(sizes: Sizes) -> int:
+    return sizes.transcript_mb << 20
+
+
 def run(root: Path, sizes: Sizes) -> Result:
     """The scenario, once; the daemon and tmux are always stopped."""
     d = bench_daemon(root, "stop")
@@ -204,7 +212,7 @@ def run(root: Path, sizes: Sizes) -> Result:
     cwd = "/w/huge"
     sid = "huge-" + uuid.uuid4().hex[:8]
     transcript = project_dir(d.claude_dir, cwd) / f"{sid}.jsonl"
-    write_transcript(transcript, sizes.transcript_mb << 20, sid, cwd, seed=22)
+    size = write_transcript(transcript, transcript_size(sizes), sid, cwd, seed=22)
     viewers: Viewers | None = None
     conns: list[http.client.HTTPConnection] = []
     try:
@@ -225,10 +233,11 @@ def run(root: Path, sizes: Sizes) -> Result:
         # The SessionStart whose transcript is 150 MB (from the pane Claude runs in).
         _start_session(d, tmux, panes[0], sid, cwd, transcript)
         # SIGTERM while it is read: its history is being summed in the background.
+        enough = int((sizes.transcript_mb << 20) * sizes.summed_first)
         reading = wait_for(
-            lambda: (lambda t: t if t["backfill_pending"] and t["history_bytes"] else None)(
-                health(d)["transcripts"]
-            ),
+            lambda: (
+                lambda t: t if t["backfill_pending"] and t["history_bytes"] >= enough else None
+            )(health(d)["transcripts"]),
             timeout=120,
             interval=0.01,
         )
@@ -263,6 +272,7 @@ def run(root: Path, sizes: Sizes) -> Result:
             hooks_sent=sum(sent),
             viewers_messages=viewers_messages,
             log=d.logs()[-4000:],
+            transcript_bytes=size,
         )
     finally:
         if viewers is not None:

@@ -173,6 +173,11 @@ class BrokerLink:
                         await self._goodbye(client)
                         raise
             except Exception as exc:  # the link must outlive any failure; cancellation passes
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # Stopping, and redis turned the cancellation into a connection error (a
+                    # TaskGroup then raises that, not the cancel): stop, do not reconnect.
+                    raise asyncio.CancelledError from exc
                 cause = _first(exc)
                 if not isinstance(cause, _redis_errors()):
                     log.error("the broker link failed; reconnecting", exc_info=cause)
