@@ -31,6 +31,7 @@ import websockets
 from benchmarks.common import bench_daemon
 from benchmarks.fixtures import project_dir, write_transcript
 from tests.support import Daemon, wait_for
+from tests.support.hosts import RedisServer
 
 GOAL = 2.0
 """Seconds from SIGTERM to the process's exit (issue 22)."""
@@ -47,6 +48,8 @@ class Sizes:
     hook_clients: int = 8
     viewers: int = 10
     transcript_mb: int = 150
+    broker: bool = True
+    """Linked to a real redis-server (--broker), as the reviewed daemon was."""
     summed_first: float = 0.2
     """The share of the transcript's history summed before SIGTERM (it is still being read):
     enough that the next start's resume shows in the bytes it reads."""
@@ -173,7 +176,10 @@ class Viewers:
         return self
 
     def _run(self) -> None:
-        self._loop.run_until_complete(self._main())
+        try:
+            self._loop.run_until_complete(self._main())
+        finally:
+            self._loop.close()
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
@@ -206,7 +212,9 @@ def transcript_size(sizes: Sizes) -> int:
 
 def run(root: Path, sizes: Sizes) -> Result:
     """The scenario, once; the daemon and tmux are always stopped."""
-    d = bench_daemon(root, "stop")
+    redis = RedisServer(root / "redis").start() if sizes.broker else None
+    extra = {"PURPLEMUX_BROKER": redis.url, "PURPLEMUX_HOST_NAME": "here"} if redis else {}
+    d = bench_daemon(root, "stop", **extra)
     tmux = Tmux(sizes.panes, {**d.env})
     panes = tmux.panes()
     cwd = "/w/huge"
@@ -277,8 +285,10 @@ def run(root: Path, sizes: Sizes) -> Result:
     finally:
         if viewers is not None:
             viewers.stop()
-        d.stop()
+        d.kill()  # stopped already; a daemon that hung is killed here
         tmux.kill()
+        if redis is not None:
+            redis.kill()
         transcript.unlink(missing_ok=True)
 
 
@@ -315,7 +325,8 @@ def report(r: Result, sizes: Sizes) -> str:
     again = r.after_restart
     return "\n".join(
         [
-            f"busy spell: {sizes.panes} panes, {r.hooks_sent} hook events from "
+            f"busy spell{' (with a broker)' if sizes.broker else ''}: {sizes.panes} panes, "
+            f"{r.hooks_sent} hook events from "
             f"{sizes.hook_clients} keep-alive clients, {sizes.viewers} WebSocket viewers "
             f"({r.viewers_messages} messages), then a {mb} MB transcript",
             f"at SIGTERM: {at['history_bytes'] >> 20} MB of its history summed, "

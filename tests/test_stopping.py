@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ from purplemux.parts.supervisor import engine as engine_part
 from purplemux.runtime import Runtime
 from purplemux.server import app as app_module
 from purplemux.sources import transcripts as tr
+from purplemux.store import AsyncStore
 from purplemux.tmux_control import ControlClient, TmuxControl
 from tests.support import settings_for, wait_for
 from tests.support.hosts import RedisServer
@@ -228,6 +230,28 @@ def _history_settled(tailer: tr.TranscriptTailer) -> bool:
     seen = tailer.stats.history_bytes
     time.sleep(0.2)
     return tailer.stats.history_bytes == seen
+
+
+# --- the store thread -----------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_the_store_thread_ends_with_close_even_with_a_call_in_flight(
+    tmp_path: Path,
+) -> None:
+    store = AsyncStore(tmp_path / "state.db")
+    await store.open()
+    started = threading.Event()
+
+    def slow(s: Any) -> None:
+        started.set()
+        time.sleep(0.3)  # a long commit, in the store's thread
+
+    call = asyncio.ensure_future(store.call(slow))
+    await asyncio.to_thread(started.wait, HANG)
+    call.cancel()  # its caller stops: the thread finishes that call, and nothing waits on it
+    await asyncio.wait_for(store.close(), HANG)
+    assert not [t for t in threading.enumerate() if t.name.startswith("purplemux-store")]
 
 
 # --- the tmux control clients -------------------------------------------------------------
