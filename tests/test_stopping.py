@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import signal
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.sync.client import connect as ws_connect
 
 from benchmarks import shutdown
 from purplemux.parts import retention, sources
@@ -37,7 +42,7 @@ from purplemux.server import app as app_module
 from purplemux.sources import transcripts as tr
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import ControlClient, TmuxControl
-from tests.support import settings_for, wait_for
+from tests.support import Daemon, settings_for, wait_for
 from tests.support.hosts import RedisServer
 from tests.support.transcripts import turns
 from tests.test_tmux import Tmux, start_tmux
@@ -389,3 +394,48 @@ def test_sigterm_while_a_150_mb_transcript_is_read_exits_and_resumes(
     # What was summed before SIGTERM is not read again (the tail, a few MB, is).
     assert after["bytes_read"] <= result.transcript_bytes - at["history_bytes"] + (8 << 20)
     assert "did not stop" not in result.log and "Traceback" not in result.log
+
+
+def test_sigterm_does_not_wait_on_a_half_sent_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client that sent a hook's headers and part of its body, then nothing (a slow or
+    hostile local client), with WebSocket viewers connected: SIGTERM still ends the process,
+    open requests being given a bounded grace (not the minute a request may take)."""
+    d = Daemon(
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "60"},
+    ).start()
+    try:
+        viewers = [
+            ws_connect(
+                f"ws://127.0.0.1:{d.port}/api/stream",
+                additional_headers={"Authorization": f"Bearer {d.token}"},
+            )
+            for _ in range(3)
+        ]
+        for ws in viewers:
+            assert json.loads(ws.recv(timeout=10))["type"] == "snapshot"
+        slow = socket.create_connection(("127.0.0.1", d.port), timeout=10)
+        head = (
+            "POST /api/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {d.token}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 1000\r\n\r\n"
+        )
+        slow.sendall(head.encode() + b'{"session_id": ')  # and nothing more
+        assert d.proc is not None
+        began = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        try:
+            d.proc.wait(timeout=HANG)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the daemon did not exit within {HANG:.0f}s of SIGTERM: {d.logs()}")
+        took = time.monotonic() - began
+        with capsys.disabled():
+            print(f"\nSIGTERM with a half-sent request and 3 viewers -> exit: {took:.2f} s")
+        slow.close()
+        for ws in viewers:
+            ws.close()
+    finally:
+        d.kill()

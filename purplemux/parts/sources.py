@@ -163,6 +163,7 @@ async def processes(rt: Runtime) -> None:
                 await asyncio.wait_for(wake.wait(), interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
     finally:
+        poller.stop()  # a poll still in its thread asks no further server
         exits.close()
         unsubscribe()
         unlisten()

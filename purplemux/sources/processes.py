@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -246,6 +247,12 @@ class ProcessPoller:
         self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
         self._lock = asyncio.Lock()
         self._asked: set[int] = set()  # pids whose environment was read for $TMUX
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Stop polling: a poll in its thread asks no further tmux server (each call is bounded
+        by its timeout), so the daemon's exit never waits on several wedged servers."""
+        self._stop.set()
 
     def pids(self) -> set[int]:
         """The Claude processes matched to a session by the last polls."""
@@ -264,6 +271,8 @@ class ProcessPoller:
         """Panes of every known server, each pane once (blocking)."""
         out: dict[tuple[str, str], Pane] = {}
         for sock in dict.fromkeys([*self._sockets, *extra]):
+            if self._stop.is_set():
+                break
             for pane in list_panes(sock, tmux=self._tmux):
                 out.setdefault((pane.socket, pane.pane_id), pane)
         return list(out.values())
