@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable
 from types import FrameType
 from typing import TextIO
@@ -22,6 +23,9 @@ from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
 GRACEFUL_SHUTDOWN = 1
+FORCE_EXIT_AFTER = 5.0
+"""Seconds after the first SIGTERM/SIGINT at which the process ends itself, whatever still runs:
+the last resort if some task swallows its cancellation (every part is bounded well below)."""
 """Seconds uvicorn gives open requests and connections once told to stop (its type: whole)."""
 
 
@@ -108,6 +112,8 @@ class QuietServer(uvicorn.Server):
 
     _exit: asyncio.Event | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _watchdog: threading.Timer | None = None
+    force_exit_after: float = FORCE_EXIT_AFTER
 
     async def main_loop(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -124,6 +130,21 @@ class QuietServer(uvicorn.Server):
         super().handle_exit(sig, frame)
         if self._loop is not None and self._exit is not None:
             self._loop.call_soon_threadsafe(self._exit.set)
+        if self._watchdog is None:
+            # A daemon thread: it never holds the exit up, and a clean exit never waits for it.
+            self._watchdog = threading.Timer(self.force_exit_after, self._force_exit)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def _force_exit(self) -> None:
+        """Still running long after the signal: say so and end now (exit status 70)."""
+        with contextlib.suppress(Exception):
+            sys.stderr.write(
+                f"purplemux: still stopping {self.force_exit_after:.0f}s after the signal "
+                "(a task did not end when cancelled); exiting now\n"
+            )
+            sys.stderr.flush()
+        os._exit(70)
 
 
 def _decoded(text: str) -> str:

@@ -42,7 +42,7 @@ from purplemux.server import app as app_module
 from purplemux.sources import transcripts as tr
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import ControlClient, TmuxControl
-from tests.support import Daemon, settings_for, wait_for
+from tests.support import REPO, Daemon, settings_for, wait_for
 from tests.support.hosts import RedisServer
 from tests.support.transcripts import turns
 from tests.test_tmux import Tmux, start_tmux
@@ -439,3 +439,54 @@ def test_sigterm_does_not_wait_on_a_half_sent_request(
             ws.close()
     finally:
         d.kill()
+
+
+STUBBORN_DAEMON = """
+import asyncio
+from purplemux import serve
+from purplemux.server import app
+from purplemux.settings import Settings
+
+
+async def stubborn(rt):
+    '''A part that swallows every cancellation (the bug the watchdog is there for).'''
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass
+
+
+app.default_parts = lambda settings: [stubborn]
+serve.serve(Settings.from_env(watch_sources=False))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_task_that_swallows_its_cancellation_cannot_keep_the_process_alive(
+    tmp_path: Path, sig: signal.Signals, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last resort: whatever still runs some seconds after the signal, the process ends
+    rather than waiting for a SIGKILL. After Ctrl-C (SIGINT) asyncio cancels every task left and
+    waits for them all, for ever if one swallows it: the watchdog then ends the process (status
+    70, and a line saying why). uvicorn re-raises a SIGTERM once the lifespan is done, which
+    ends the process before that wait."""
+    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude")
+    d.start("-c", STUBBORN_DAEMON, cwd=REPO)
+    assert d.proc is not None
+    began = time.monotonic()
+    d.proc.send_signal(sig)
+    try:
+        code = d.proc.wait(timeout=HANG + 5)
+    except subprocess.TimeoutExpired:
+        d.kill()
+        pytest.fail(f"the daemon did not exit after {sig.name}: {d.logs()}")
+    took = time.monotonic() - began
+    with capsys.disabled():
+        print(f"\n{sig.name} with a part that swallows its cancellation -> exit: {took:.2f} s")
+    logs = d.logs()
+    assert "stubborn did not stop" in logs  # the supervisor named it
+    if sig is signal.SIGINT:
+        assert code == 70 and "a task did not end when cancelled" in logs
+    else:
+        assert code == -signal.SIGTERM
