@@ -193,6 +193,8 @@ class ControlClient:
         try:
             proc.stdin.write(text.encode())
         except (ConnectionError, RuntimeError):
+            for _ in futures:  # never sent: no reply will come for them
+                self._pending.pop()
             return None
         try:
             async with asyncio.timeout(COMMAND_TIMEOUT):

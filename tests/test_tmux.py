@@ -648,3 +648,18 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
             outer.kill()
         inner.kill()
         d.stop()
+
+
+def test_one_module_runs_tmux() -> None:
+    """Every tmux process (calls, control clients) is spawned, timed out and reaped by
+    purplemux/tmux.py; the only other processes the package starts are not tmux."""
+    package = REPO / "purplemux"
+    spawns = ("create_subprocess_exec", "create_subprocess_shell", "subprocess.run(")
+    spawns += ("subprocess.Popen", "subprocess.check_output", "os.system(")
+    found = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(s in path.read_text() for s in spawns)
+    }
+    # service.py: systemctl/launchctl; notify/desktop.py: notify-send/osascript.
+    assert found == {"tmux.py", "service.py", "notify/desktop.py"}
