@@ -23,10 +23,10 @@ from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
 GRACEFUL_SHUTDOWN = 1
+"""Seconds uvicorn gives open requests and connections once told to stop (its type: whole)."""
 FORCE_EXIT_AFTER = 5.0
 """Seconds after the first SIGTERM/SIGINT at which the process ends itself, whatever still runs:
 the last resort if some task swallows its cancellation (every part is bounded well below)."""
-"""Seconds uvicorn gives open requests and connections once told to stop (its type: whole)."""
 
 
 def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = None) -> int:
