@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import signal
@@ -91,7 +92,15 @@ async def cancel_and_time(task: asyncio.Task[None]) -> float:
     task.cancel()
     done, _ = await asyncio.wait([task], timeout=HANG)
     took = time.monotonic() - began
-    assert task in done, f"{task.get_name()} still running {HANG:.0f}s after its cancel"
+    if task not in done:
+        where = io.StringIO()
+        task.print_stack(file=where)
+        for other in asyncio.all_tasks():
+            if other is not asyncio.current_task() and other is not task:
+                other.print_stack(limit=3, file=where)
+        pytest.fail(
+            f"{task.get_name()} still running {HANG:.0f}s after its cancel:\n{where.getvalue()}"
+        )
     assert task.cancelled(), f"{task.get_name()} swallowed its cancellation: {task!r}"
     return took
 

@@ -163,6 +163,7 @@ class BrokerLink:
         """Connect, serve, and on any failure wait (backing off) and do it all again."""
         backoff = BACKOFF_FIRST
         while True:
+            _unless_stopping()
             try:
                 async with self._connect() as client:
                     try:
@@ -173,11 +174,9 @@ class BrokerLink:
                         await self._goodbye(client)
                         raise
             except Exception as exc:  # the link must outlive any failure; cancellation passes
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    # Stopping, and redis turned the cancellation into a connection error (a
-                    # TaskGroup then raises that, not the cancel): stop, do not reconnect.
-                    raise asyncio.CancelledError from exc
+                # Stopping, and redis turned the cancellation into a connection error (a
+                # TaskGroup then raises that, not the cancel): stop, do not reconnect.
+                _unless_stopping(exc)
                 cause = _first(exc)
                 if not isinstance(cause, _redis_errors()):
                     log.error("the broker link failed; reconnecting", exc_info=cause)
@@ -280,10 +279,15 @@ class BrokerLink:
             tg.create_task(self._reader(client))
             tg.create_task(self._writer(client))
             tg.create_task(self._beat(client))
+            # Wait inside the group, not in its exit: on 3.11 a task failing while the group
+            # waits in its exit leaves this task's cancel count raised for good (taken for a
+            # stop); a failure here cancels this wait, which the group then takes back.
+            await asyncio.get_running_loop().create_future()
 
     async def _reader(self, client: Redis) -> None:
         mine = commands_key(self.me)
         while True:
+            _unless_stopping()
             streams = {CHANGES: self._last_change, mine: self._last_command}
             answer = await client.xread(streams, count=500, block=BLOCK_MS)  # type: ignore[arg-type]
             for stream, entries in _entries(answer):
@@ -336,6 +340,7 @@ class BrokerLink:
     async def _writer(self, client: Redis) -> None:
         me = self.me
         while True:
+            _unless_stopping()
             batch = [await self._outbox.get()]
             while len(batch) < 500 and not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
@@ -360,6 +365,7 @@ class BrokerLink:
         """Our heartbeat, and a look at everyone else's, a few times per TTL."""
         every = max(0.2, self.ttl / 4)
         while True:
+            _unless_stopping()
             await asyncio.sleep(every)
             pipe = client.pipeline(transaction=False)
             pipe.set(alive_key(self.me), repr(self.clock()), px=int(self.ttl * 1000))
@@ -384,6 +390,14 @@ class BrokerLink:
             self._outbox.put_nowait(item)
         except asyncio.QueueFull:
             self._overflowed = True
+
+
+def _unless_stopping(cause: BaseException | None = None) -> None:
+    """Raise CancelledError if this task was asked to stop: a client library that swallowed
+    the cancellation (or turned it into an error) must not keep a loop of ours going."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from cause
 
 
 def _first(exc: BaseException) -> BaseException:
