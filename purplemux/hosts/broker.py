@@ -39,6 +39,9 @@ BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 3.0
 COMMAND_TIMEOUT = 15.0
 """Seconds a command waits for the owning host's answer."""
+GOODBYE_TIMEOUT = 0.25
+"""Seconds for each step of leaving (the heartbeat's delete, the close) when the daemon stops:
+the two fit well inside the time every part gets to stop."""
 COMMAND_TTL = 30.0
 """A command older than this when the owner reads it is dropped (its sender gave up)."""
 OUTBOX = 10_000
@@ -191,7 +194,7 @@ class BrokerLink:
         """On shutdown: the others mark our rows stale now rather than when the TTL runs out."""
         if self.state == "connected":
             with contextlib.suppress(*_redis_errors(), asyncio.TimeoutError):
-                await asyncio.wait_for(client.delete(alive_key(self.me)), 1.0)
+                await asyncio.wait_for(client.delete(alive_key(self.me)), GOODBYE_TIMEOUT)
 
     @contextlib.asynccontextmanager
     async def _connect(self) -> Any:
@@ -211,7 +214,8 @@ class BrokerLink:
             yield client
         finally:
             with contextlib.suppress(Exception):
-                await client.aclose()
+                async with asyncio.timeout(GOODBYE_TIMEOUT):  # stopping: bounded (issue 22)
+                    await client.aclose()
 
     def _down(self, exc: BaseException) -> None:
         reason = str(exc) or type(exc).__name__
