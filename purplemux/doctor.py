@@ -7,7 +7,6 @@ import os
 import shlex
 import shutil
 import stat
-import subprocess
 import sys
 import time
 import urllib.error
@@ -21,6 +20,7 @@ from purplemux import __version__
 from purplemux.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
 from purplemux.settings import Settings
 from purplemux.termtext import clean
+from purplemux.tmux import TmuxError, run_blocking
 
 Level = Literal["ok", "warn", "fail"]
 Which = Callable[[str], str | None]
@@ -242,12 +242,10 @@ def check_tmux(which: Which = shutil.which) -> Check:
     if found.level != "ok":
         return found
     try:
-        out = subprocess.run(
-            [found.detail, "-V"], capture_output=True, text=True, timeout=2, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
+        out = run_blocking(None, "-V", timeout=2, tmux=found.detail)
+    except TmuxError:
         return found
-    return Check("tmux", "ok", out.stdout.strip() or found.detail)
+    return Check("tmux", "ok", out.strip() or found.detail)
 
 
 def check_claude_cli(which: Which = shutil.which) -> Check:

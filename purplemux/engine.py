@@ -35,6 +35,18 @@ ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
 RemoveListener = Callable[[str], None]
 """Called with the id of a session that left the list (the broker tells other hosts)."""
+Unsubscribe = Callable[[], None]
+"""Ends a subscription (engine.subscribe); calling it again does nothing."""
+
+
+@dataclass(eq=False, frozen=True)
+class _Subscription:
+    """What one subscriber listens to (None: not that)."""
+
+    change: ChangeListener | None = None
+    notify: NotifyListener | None = None
+    watch: WatchListener | None = None
+    remove: RemoveListener | None = None
 
 
 class RemoteSessions(Protocol):
@@ -90,15 +102,13 @@ class Engine:
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
         self.feed = Feed(self.snapshot)
-        self.on_notify: list[NotifyListener] = []
-        self.on_watch: list[WatchListener] = []
-        self.on_change: list[ChangeListener] = []
-        self.on_remove: list[RemoveListener] = []
+        self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
+        self._end_now = False
         self._public: dict[str, tuple[Session, Origin, dict[str, Any]]] = {}
         """Each session's served JSON, as last made (see public())."""
         self.live_since = clock()
@@ -179,6 +189,36 @@ class Engine:
             self._public[session.id] = kept
         return dict(kept[2])
 
+    # --- listening -------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        *,
+        change: ChangeListener | None = None,
+        notify: NotifyListener | None = None,
+        watch: WatchListener | None = None,
+        remove: RemoveListener | None = None,
+    ) -> Unsubscribe:
+        """Hear of the engine's effects (called on the loop, after the batch is stored; a
+        listener that raises is logged and costs only itself); returns the way to stop."""
+        sub = _Subscription(change, notify, watch, remove)
+        self._subscriptions.append(sub)
+
+        def unsubscribe() -> None:
+            if sub in self._subscriptions:
+                self._subscriptions.remove(sub)
+
+        return unsubscribe
+
+    def subscribers(self) -> int:
+        """How many subscriptions are live (health, tests: a stopped part leaves none)."""
+        return len(self._subscriptions)
+
+    def tell_notify(self, session: Session, notify: Notify) -> None:
+        """Give a notification to every notify listener (another host's session, through the
+        broker, notifies here as a local one does)."""
+        self._call("notify", session, notify)
+
     # --- submitting ------------------------------------------------------------------------
 
     async def submit(self, event: Event, live: bool = True) -> None:
@@ -222,14 +262,19 @@ class Engine:
                 for it in batch:
                     if it.done and not it.done.done():
                         it.done.set_exception(exc)
+            if self._end_now:
+                break
         self._running = False
 
     async def stop(self) -> None:
-        """Let the queue drain, then end run()."""
+        """Let the queue drain, then end run() (at once if the queue is full: never waits)."""
         for handle in self._ticks.values():
             handle.cancel()
         self._ticks.clear()
-        await self._queue.put(None)
+        try:
+            self._queue.put_nowait(None)
+        except asyncio.QueueFull:
+            self._end_now = True  # run() ends after the batch it is applying
 
     # --- applying --------------------------------------------------------------------------
 
@@ -295,7 +340,7 @@ class Engine:
                     self._schedule_tick(session.id, eff.at)
                 elif isinstance(eff, Watch | Unwatch):
                     path = eff.path if isinstance(eff, Watch) else None
-                    self._call(self.on_watch, self.sessions[session.id], path)
+                    self._call("watch", self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
                 self._supersede(self.sessions[session.id])
         # What changed together goes out together: one message per batch to every client.
@@ -309,8 +354,8 @@ class Engine:
         self.feed.publish_changes(updates, removed)
         for session in broadcast.values():
             if session.superseded:
-                self._call(self.on_remove, session.id)
-            self._call(self.on_change, session)
+                self._call("remove", session.id)
+            self._call("change", session)
 
     def _undo(
         self,
@@ -342,11 +387,13 @@ class Engine:
         if not self.entries.first(key, notify.state, notify.since, live=live):
             return
         self.stats.notifications += 1
-        self._call(self.on_notify, session, notify)
+        self._call("notify", session, notify)
 
-    @staticmethod
-    def _call(listeners: list[Callable[..., None]], *args: object) -> None:
-        for listener in listeners:
+    def _call(self, what: str, *args: object) -> None:
+        for sub in list(self._subscriptions):
+            listener: Callable[..., None] | None = getattr(sub, what)
+            if listener is None:
+                continue
             try:
                 listener(*args)
             except Exception:

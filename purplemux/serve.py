@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable
 from types import FrameType
 from typing import TextIO
@@ -20,6 +21,12 @@ from purplemux.server.app import create_app
 from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
+
+GRACEFUL_SHUTDOWN = 1
+"""Seconds uvicorn gives open requests and connections once told to stop (its type: whole)."""
+FORCE_EXIT_AFTER = 5.0
+"""Seconds after the first SIGTERM/SIGINT at which the process ends itself, whatever still runs:
+the last resort if some task swallows its cancellation (every part is bounded well below)."""
 
 
 def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = None) -> int:
@@ -82,6 +89,9 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # request in time, or one past its client's share, is closed (server/connguard.py).
         timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
         http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
+        # On SIGTERM a request still open after this long is cancelled (a hook's sender then
+        # spools it): stopping must not wait on a slow client (issue 22: stop means stop).
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
     # uvicorn logs every WebSocket handshake with its query string, access log or not: every
     # handler that writes a line (ours and uvicorn's own) blanks secrets first.
@@ -102,6 +112,8 @@ class QuietServer(uvicorn.Server):
 
     _exit: asyncio.Event | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _watchdog: threading.Timer | None = None
+    force_exit_after: float = FORCE_EXIT_AFTER
 
     async def main_loop(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -118,6 +130,21 @@ class QuietServer(uvicorn.Server):
         super().handle_exit(sig, frame)
         if self._loop is not None and self._exit is not None:
             self._loop.call_soon_threadsafe(self._exit.set)
+        if self._watchdog is None:
+            # A daemon thread: it never holds the exit up, and a clean exit never waits for it.
+            self._watchdog = threading.Timer(self.force_exit_after, self._force_exit)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def _force_exit(self) -> None:
+        """Still running long after the signal: say so and end now (exit status 70)."""
+        with contextlib.suppress(Exception):
+            sys.stderr.write(
+                f"purplemux: still stopping {self.force_exit_after:.0f}s after the signal "
+                "(a task did not end when cancelled); exiting now\n"
+            )
+            sys.stderr.flush()
+        os._exit(70)
 
 
 def _decoded(text: str) -> str:

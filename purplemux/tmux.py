@@ -1,8 +1,11 @@
-"""Every tmux call that reads or acts on a session's pane: capture, keys, focus.
+"""Every tmux call: the one runner (spawn, timeout, reap) and what reads or acts on a pane.
 
-Each call runs `tmux -S <socket>` for the pane's own server (the default server when the socket
-is unknown), off the event loop, with a timeout. Nothing here knows about Claude; the prompt
-recogniser (prompts.py) reads what `capture` returns, the API decides which keys to send.
+run(), run_all() and run_blocking() are the only ways the daemon, its sources and the CLI run
+a tmux command; spawn_control() and reap() start and end the control clients
+(tmux_control.py). Each call runs `tmux -S <socket>` for the pane's own server (the default
+server when the socket is unknown), off the event loop, with a timeout. Nothing here knows
+about Claude; the prompt recogniser (prompts.py) reads what `capture` returns, the API decides
+which keys to send.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from purplemux.model import TmuxLocation
@@ -37,14 +42,37 @@ def plain(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def base_args(socket: str | None) -> list[str]:
+def base_args(socket: str | None, tmux: str = "tmux") -> list[str]:
     """`tmux`, pointed at the pane's own server."""
-    return ["tmux", "-S", socket] if socket else ["tmux"]
+    return [tmux, "-S", socket] if socket else [tmux]
 
 
-async def run(socket: str | None, *args: str, timeout: float = TIMEOUT) -> str:
-    """Run one tmux command on that server; its stdout, or TmuxError with tmux's reason."""
-    argv = [*base_args(socket), *args]
+Command = Sequence[str]
+"""One tmux command and its arguments (`set-option`, `-p`, ...), without `tmux -S socket`."""
+
+
+def _literal(arg: str) -> str:
+    """An argument tmux's argv parser keeps as it is: a trailing `;` ends a command there, so
+    it is escaped (`x;` -> `x\\;`, which tmux reads back as `x;`)."""
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def command_line(commands: Sequence[Command]) -> list[str]:
+    """Several commands as one tmux argv, separated by tmux's own `;` (never a value's)."""
+    out: list[str] = []
+    for n, cmd in enumerate(commands):
+        if n:
+            out.append(";")
+        out += [_literal(a) for a in cmd]
+    return out
+
+
+async def run(socket: str | None, *args: str, timeout: float = TIMEOUT, tmux: str = "tmux") -> str:
+    """Run one tmux command on that server; its stdout, or TmuxError with tmux's reason.
+
+    The one place a tmux process is spawned, waited for within `timeout`, and reaped: killed
+    and waited for when it hangs or its caller is cancelled (which is re-raised)."""
+    argv = [*base_args(socket, tmux), *args]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -57,18 +85,79 @@ async def run(socket: str | None, *args: str, timeout: float = TIMEOUT) -> str:
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except (TimeoutError, asyncio.CancelledError) as exc:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(proc.communicate())
+        await reap(proc)
         if isinstance(exc, asyncio.CancelledError):
             raise  # the caller is being stopped: not a tmux error to handle and go on from
-        raise TmuxError(f"tmux {args[0]} did not answer within {timeout:.0f}s") from None
+        raise TmuxError(f"tmux {_name(args)} did not answer within {timeout:.0f}s") from None
     if proc.returncode != 0:
         reason = err.decode(errors="replace").strip() or f"exit {proc.returncode}"
-        raise TmuxError(f"tmux {args[0]}: {reason}")
+        raise TmuxError(f"tmux {_name(args)}: {reason}")
     return out.decode(errors="replace")
+
+
+async def run_all(
+    socket: str | None, commands: Sequence[Command], timeout: float = TIMEOUT, tmux: str = "tmux"
+) -> None:
+    """Run several commands in one tmux process (joined by `;`); TmuxError if any fails."""
+    await run(socket, *command_line(commands), timeout=timeout, tmux=tmux)
+
+
+def run_blocking(
+    socket: str | None, *args: str, timeout: float = TIMEOUT, tmux: str = "tmux"
+) -> str:
+    """run(), for code already off the event loop (a poll in a thread, the CLI, doctor)."""
+    argv = [*base_args(socket, tmux), *args]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout, check=False
+        )  # subprocess.run kills and reaps the child on a timeout
+    except subprocess.TimeoutExpired:
+        raise TmuxError(f"tmux {_name(args)} did not answer within {timeout:.0f}s") from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise TmuxError(f"cannot run tmux: {exc}") from None
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        raise TmuxError(f"tmux {_name(args)}: {reason}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+async def spawn_control(socket: str, tmux: str = "tmux") -> asyncio.subprocess.Process:
+    """A control-mode client (`tmux -C`) attached to that server, its stdin and stdout piped;
+    end it with reap(). OSError if tmux cannot be run."""
+    return await asyncio.create_subprocess_exec(
+        *base_args(socket, tmux),
+        "-C",
+        "attach-session",
+        "-f",
+        "ignore-size,no-output",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,  # our signals (Ctrl-C on serve) are not its
+    )
+
+
+async def reap(proc: asyncio.subprocess.Process, grace: float = 0.0) -> None:
+    """End a tmux process and wait for it, so no process or pipe outlives us: its stdin closed,
+    `grace` seconds to exit, then killed. Shielded: a second cancellation cannot leave it
+    unreaped (and a kill is answered at once)."""
+    if proc.stdin is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    if grace > 0 and proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(asyncio.wait_for(proc.wait(), grace))
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.shield(proc.communicate())
+
+
+def _name(args: Sequence[str]) -> str:
+    return args[0] if args else "tmux"
 
 
 async def capture(loc: TmuxLocation) -> str:

@@ -14,13 +14,15 @@ the caller then runs a tmux process as before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.tmux import Command, reap, spawn_control
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +63,12 @@ class ControlClient:
         self._on_notify = on_notify
         self._tmux = tmux
         self._proc: asyncio.subprocess.Process | None = None
-        self._pending: deque[asyncio.Future[bool]] = deque()
+        self._pending: deque[tuple[asyncio.Future[bool], str]] = deque()
+        """A future per command sent and its name, answered in order by tmux's replies."""
         self._connected = asyncio.Event()
         self._kick = asyncio.Event()
+        self.errors = RateLimitedLog(log, interval=60.0)
+        """tmux's `%error` replies, one line per kind a minute (a closed pane repeats)."""
 
     @property
     def connected(self) -> bool:
@@ -93,19 +98,7 @@ class ControlClient:
         if not os.path.exists(self.socket):
             return False
         try:
-            proc = await asyncio.create_subprocess_exec(
-                self._tmux,
-                "-S",
-                self.socket,
-                "-C",
-                "attach-session",
-                "-f",
-                "ignore-size,no-output",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                start_new_session=True,  # our signals (Ctrl-C on serve) are not its
-            )
+            proc = await spawn_control(self.socket, self._tmux)
         except OSError as exc:
             log.debug("cannot run tmux: %s", exc)
             return False
@@ -115,22 +108,29 @@ class ControlClient:
             assert proc.stdout is not None
             in_block = False
             ours = False
+            said: list[str] = []
             while line := await proc.stdout.readline():
                 text = line.decode("utf-8", "replace").rstrip("\n")
                 if in_block:
                     if text.startswith(("%end ", "%error ")):
                         in_block = False
+                        ok = text.startswith("%end ")
                         if ours and self._pending:
-                            fut = self._pending.popleft()
+                            fut, what = self._pending.popleft()
+                            if not ok:
+                                self._refused(what, said)
                             if not fut.done():
-                                fut.set_result(text.startswith("%end "))
+                                fut.set_result(ok)
                         elif not ours and not attached and text.startswith("%end "):
                             attached = True  # the attach itself succeeded
                             self._connected.set()
                             log.debug("tmux control client attached to %s", self.socket)
+                    elif len(said) < 8:
+                        said.append(text)  # the reply's text (an error's reason)
                     continue
                 if text.startswith("%begin "):
                     in_block = True
+                    said = []
                     # The flags field: 1 for a command this client sent (0: the attach itself).
                     ours = text.rsplit(" ", 1)[-1] == "1"
                     continue
@@ -143,46 +143,59 @@ class ControlClient:
             self._connected.clear()
             self._proc = None
             while self._pending:
-                fut = self._pending.popleft()
+                fut, _ = self._pending.popleft()
                 if not fut.done():
                     fut.set_result(False)
-            await _end(proc)
+            await reap(proc, grace=0.5)
             if attached:
                 self._on_notify("%exit")  # the server or our session ended: look again
         return attached
 
-    async def command(self, args: list[str]) -> bool | None:
+    def _refused(self, what: str, said: list[str]) -> None:
+        """tmux answered a command of ours with `%error`: say so (a write that fails for ever
+        would otherwise freeze what it shows without a word)."""
+        reason = " / ".join(said) or "no reason given"
+        self.errors.log(
+            (what, reason[:80]),
+            logging.WARNING,
+            "tmux on %s refused %s: %s",
+            self.socket,
+            what,
+            reason,
+        )
+
+    async def command(self, args: Command) -> bool | None:
         """Run one tmux command through this client: True/False as tmux answers, None if not
         attached (the caller runs a process instead)."""
+        return await self.commands([args])
+
+    async def commands(self, commands: Sequence[Command]) -> bool | None:
+        """Run several commands through this client, one line each (so one reply each, in
+        order): True if tmux took them all, False if it refused one or did not answer, None
+        if not attached (the caller runs a process instead)."""
         proc = self._proc
         if proc is None or proc.stdin is None or not self._connected.is_set():
             return None
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._pending.append(fut)
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[bool]] = []
+        text = ""
+        for args in commands:
+            fut: asyncio.Future[bool] = loop.create_future()
+            futures.append(fut)
+            self._pending.append((fut, args[0] if args else ""))
+            text += " ".join(quote(a) for a in args) + "\n"
         try:
-            proc.stdin.write((" ".join(quote(a) for a in args) + "\n").encode())
+            proc.stdin.write(text.encode())
         except (ConnectionError, RuntimeError):
+            for _ in futures:  # never sent: no reply will come for them
+                self._pending.pop()
             return None
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), COMMAND_TIMEOUT)
+            async with asyncio.timeout(COMMAND_TIMEOUT):
+                answers = await asyncio.shield(asyncio.gather(*futures))
         except TimeoutError:
             return False
-
-
-async def _end(proc: asyncio.subprocess.Process) -> None:
-    if proc.stdin is not None:
-        with contextlib.suppress(Exception):
-            proc.stdin.close()
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-    with contextlib.suppress(Exception):
-        await asyncio.shield(asyncio.wait_for(proc.wait(), 2))
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(asyncio.wait_for(proc.wait(), 2))
+        return all(answers)
 
 
 class TmuxControl:
@@ -196,7 +209,7 @@ class TmuxControl:
         follows TMUX_TMPDIR); without it, tmux's own default when TMUX_TMPDIR is unset."""
         self._tmux = tmux
         self.clients: dict[str, ControlClient] = {}
-        self.listeners: list[Callable[[str, str], None]] = []
+        self._listeners: list[Callable[[str, str], None]] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._new = asyncio.Event()
 
@@ -216,30 +229,44 @@ class TmuxControl:
         return client
 
     def _notify(self, socket: str, line: str) -> None:
-        for listener in list(self.listeners):
+        for listener in list(self._listeners):
             try:
                 listener(socket, line)
             except Exception:
                 log.exception("tmux notification listener failed")
 
-    async def command(self, socket: str | None, args: list[str]) -> bool | None:
+    def listen(self, listener: Callable[[str, str], None]) -> Callable[[], None]:
+        """Hear (socket, notification line) from every client; returns the way to stop."""
+        self._listeners.append(listener)
+
+        def unlisten() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unlisten
+
+    async def command(self, socket: str | None, args: Command) -> bool | None:
         """Run a tmux command on that server through its client; None if none is attached."""
         return await self.want(socket).command(args)
 
+    async def commands(self, socket: str | None, commands: Sequence[Command]) -> bool | None:
+        """Run several tmux commands on that server through its client (one line each); None if
+        none is attached."""
+        return await self.want(socket).commands(commands)
+
     async def run(self) -> None:
-        """Run every wanted client until cancelled (then end them all)."""
+        """Run every wanted client until cancelled (then end them all), in one TaskGroup: a
+        client that crashes ends the group, so whoever runs this (the supervisor) logs it and
+        starts them all again; none dies unseen."""
         try:
-            while True:
-                for key, client in self.clients.items():
-                    if key not in self._tasks:
-                        self._tasks[key] = asyncio.create_task(
-                            client.run(), name=f"tmux-control:{key}"
-                        )
-                self._new.clear()
-                await self._new.wait()
+            async with asyncio.TaskGroup() as group:
+                while True:
+                    for key, client in list(self.clients.items()):
+                        if key not in self._tasks:
+                            self._tasks[key] = group.create_task(
+                                client.run(), name=f"tmux-control:{key}"
+                            )
+                    self._new.clear()
+                    await self._new.wait()
         finally:
-            tasks = list(self._tasks.values())
             self._tasks.clear()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)

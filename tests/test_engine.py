@@ -55,7 +55,7 @@ async def test_live_entry_notifies_once_and_history_never(store: AsyncStore) -> 
     clock = Clock(1000.0)
     engine = Engine(store, clock=clock)
     seen: list[tuple[str, State]] = []
-    engine.on_notify.append(lambda s, n: seen.append((s.id, n.state)))
+    engine.subscribe(notify=lambda s, n: seen.append((s.id, n.state)))
     task = await running(engine)
     # Live: a turn ends now -> one notification.
     await engine.submit(prompt(1000.0))
@@ -121,7 +121,7 @@ async def test_sessions_persist_and_reload_with_restart(store: AsyncStore) -> No
 async def test_a_batch_of_concurrent_events_is_one_transaction(store: AsyncStore) -> None:
     engine = Engine(store)
     changes: list[Session] = []
-    engine.on_change.append(changes.append)
+    engine.subscribe(change=changes.append)
     task = await running(engine)
     await asyncio.gather(*(engine.submit(prompt(float(i), i, sid=f"s{i}")) for i in range(300)))
     await engine.stop()

@@ -119,7 +119,7 @@ async def test_control_client_reports_pane_changes_and_runs_commands(claude: Fak
         heard.append(line)
         got.set()
 
-    control.listeners.append(listen)
+    control.listen(listen)
     client = control.want(claude.socket)
     runner = asyncio.create_task(control.run())
     try:

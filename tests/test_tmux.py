@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import os
 import socket
 import subprocess
@@ -14,16 +15,19 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
 
+from purplemux import tmux as tmux_run
 from purplemux import tmux_status as ts
 from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
 from purplemux.server.app import create_app
+from purplemux.tmux_control import TmuxControl
 from tests.support import (
     REPO,
     Daemon,
@@ -216,25 +220,27 @@ class FakeTmux:
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
+        self.commands: list[list[list[str]]] = []
         self.gate = asyncio.Event()
         self.gate.set()
         self.fail = False
 
-    async def __call__(self, args: list[str]) -> bool:
+    async def __call__(self, socket: str | None, commands: list[list[str]]) -> bool:
         await self.gate.wait()
-        self.calls.append(args)
+        self.calls.append([*(["tmux", "-S", socket] if socket else ["tmux"]), *commands[0]])
+        self.commands.append(commands)
         if self.fail:
             raise RuntimeError("tmux exploded")
         return True
 
     def marks(self) -> list[tuple[str, str | None]]:
         """(pane, state) per call: the first of its two commands sets the state."""
-        first = [a[: a.index(";")] for a in self.calls]
+        first = [c[0] for c in self.commands]
         return [(a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in first]
 
     def names(self) -> list[str | None]:
         """The name each call gave the pane (None: unset)."""
-        second = [a[a.index(";") + 1 :] for a in self.calls]
+        second = [c[1] for c in self.commands]
         return [None if "-u" in a else a[-1] for a in second]
 
 
@@ -263,7 +269,7 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
         task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
     assert tmux.names() == ["session a", "session a", None]  # no name or folder: the id
-    assert tmux.calls[0] == pm.tmux_args("/tmp/sock", "%1", "busy", "session a")
+    assert tmux.commands[0] == pm.mark_commands("%1", "busy", "session a")
     assert tmux.calls[0][:3] == ["tmux", "-S", "/tmp/sock"]
     unset = ["set-option", "-p", "-u", "-t", "%2"]
     assert pm.tmux_args(None, "%2", None) == [
@@ -350,27 +356,52 @@ async def test_marker_survives_a_failing_tmux() -> None:
 
 
 @pytest.mark.asyncio
-async def test_run_tmux_never_raises_and_leaves_nothing_running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_the_tmux_runner_never_leaves_a_process_behind(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    assert await pm.run_tmux([str(tmp_path / "no-tmux"), "-V"]) is False
-    assert await pm.run_tmux(["sh", "-c", "echo 'no such pane' >&2; exit 1"]) is False
-    assert await pm.run_tmux(["true"]) is True
-
+    """tmux.run (every caller's runner): a missing tmux, a refusal, a hang and a cancel each
+    end with the process gone; the marker's process runner turns them into False, said once."""
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "refuses", "echo 'no such pane' >&2; exit 1\n")
+    fake_command(bin_dir, "fine", "exit 0\n")
     pidfile = tmp_path / "pid"
-    hang = ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 30"]
-    monkeypatch.setattr(pm, "TMUX_TIMEOUT", 0.2)
-    assert await pm.run_tmux(hang) is False  # a wedged tmux is killed
+    fake_command(bin_dir, "hangs", f"echo $$ > {pidfile}; exec sleep 30\n")
+    with pytest.raises(tmux_run.TmuxError, match="cannot run tmux"):
+        await tmux_run.run(None, "-V", tmux=str(tmp_path / "no-tmux"))
+    with pytest.raises(tmux_run.TmuxError, match="no such pane"):
+        await tmux_run.run(None, "set-option", tmux=str(bin_dir / "refuses"))
+    assert await tmux_run.run(None, "-V", tmux=str(bin_dir / "fine")) == ""
+
+    marks = [["set-option", "-p", "-t", "%1", pm.OPTION, "busy"]]
+    with caplog.at_level(logging.INFO, logger="purplemux.parts.pane_marker"):
+        refused = pm.ProcessRunner(tmux=str(bin_dir / "refuses"))
+        assert await refused("/tmp/sock", marks) is False
+        assert await refused("/tmp/sock", marks) is False
+    said = [r for r in caplog.records if "no such pane" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno > logging.DEBUG  # once, and above debug
+
+    hanging = pm.ProcessRunner(timeout=0.2, tmux=str(bin_dir / "hangs"))
+    assert await hanging(None, marks) is False  # a wedged tmux is killed
+    wait_for(lambda: pidfile.exists() and pidfile.read_text().strip())
     assert not Path(f"/proc/{pidfile.read_text().strip()}").exists()
 
     pidfile.unlink()
-    monkeypatch.setattr(pm, "TMUX_TIMEOUT", 30)
-    task = asyncio.create_task(pm.run_tmux(hang))
+    task = asyncio.create_task(tmux_run.run(None, "-V", timeout=30, tmux=str(bin_dir / "hangs")))
     await wait_for_async(lambda: pidfile.exists() and pidfile.read_text().strip())
     task.cancel()  # the daemon shuts down mid-call
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not Path(f"/proc/{pidfile.read_text().strip()}").exists()
+
+
+def test_a_value_is_never_read_as_a_command_separator(tmux: Tmux) -> None:
+    """A name ending in `;` (or only `;`) is the pane's name, not tmux's separator, whether the
+    marks go through a tmux process or the control client."""
+    pane = tmux.pane()
+    for name in ("a;", ";", "x ; y"):
+        argv = pm.tmux_args(tmux.socket, pane, "busy", name)
+        subprocess.run(argv, check=True, capture_output=True, timeout=10)
+        assert (tmux.state(pane), tmux.pane_name(pane)) == ("busy", name)
 
 
 # --- the pane marker on a real tmux server ----------------------------------------------------
@@ -485,9 +516,57 @@ def test_pane_marker_marks_live_sessions_at_start_and_unhooks_at_stop(
     app = create_app(settings, components=[pm.pane_marker])
     with TestClient(app):
         wait_for(lambda: tmux.state(pane) == "review")
-        listeners = app.state.runtime.engine.on_change
-        assert len(listeners) == 1
-    assert listeners == []
+        engine = app.state.runtime.engine
+        assert engine.subscribers() == 1
+    assert engine.subscribers() == 0
+
+
+@pytest.mark.asyncio
+async def test_marks_go_through_the_attached_control_client(
+    tmux: Tmux, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once the control client is attached, each mark is a line on its stdin and the pane
+    option really changes (read back with show-options -p); nothing falls back to a process.
+    A write tmux refuses (`%error`) is logged above debug, once per reason."""
+    pane, socket = tmux.pane(), tmux.socket
+    control = TmuxControl()
+    fallback: list[list[list[str]]] = []
+
+    async def no_process(sock: str | None, commands: list[list[str]]) -> bool:
+        fallback.append(commands)
+        return False
+
+    marker = pm.PaneMarker(pm.control_runner(cast(Any, SimpleNamespace(tmux=control)), no_process))
+    client = control.want(socket)
+    tasks = [asyncio.create_task(control.run()), asyncio.create_task(marker.run())]
+    try:
+        await asyncio.to_thread(wait_for, lambda: client.connected)
+        where = TmuxLocation(pane=pane, socket=socket)
+        s = Session(id="s1", state=State.BUSY, tmux=where, cwd="/w/api-server")
+        marker.on_change(s)
+        await asyncio.to_thread(wait_for, lambda: tmux.state(pane) == "busy")
+        assert tmux.pane_name(pane) == "api-server"
+        marker.on_change(replace(s, state=State.NEEDS_INPUT, title="fix; the build;"))
+        await asyncio.to_thread(wait_for, lambda: tmux.state(pane) == "needs-input")
+        assert tmux.pane_name(pane) == "fix; the build;"  # a `;` in a value stays a value
+        marker.on_change(replace(s, ended=True))
+        await asyncio.to_thread(wait_for, lambda: pm.OPTION not in tmux.pane_options(pane))
+        assert pm.NAME_OPTION not in tmux.pane_options(pane)
+        assert fallback == []  # every write went through the control client
+
+        bad = [["set-option", "-p", "-t", "%999", pm.OPTION, "x"]]
+        with caplog.at_level(logging.DEBUG, logger="purplemux.tmux_control"):
+            assert await control.commands(socket, bad) is False
+            assert await control.commands(socket, bad) is False
+            assert await control.commands(socket, [["display-message", "-p", "ok"]]) is True
+        refused = [r for r in caplog.records if "refused" in r.getMessage()]
+        assert len(refused) == 1 and refused[0].levelno == logging.WARNING
+        assert "set-option" in refused[0].getMessage()
+        assert "%999" in refused[0].getMessage() or "find pane" in refused[0].getMessage()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 # --- the tmux.conf snippet, rendered by a real tmux client ------------------------------------
@@ -552,3 +631,18 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
             outer.kill()
         inner.kill()
         d.stop()
+
+
+def test_one_module_runs_tmux() -> None:
+    """Every tmux process (calls, control clients) is spawned, timed out and reaped by
+    purplemux/tmux.py; the only other processes the package starts are not tmux."""
+    package = REPO / "purplemux"
+    spawns = ("create_subprocess_exec", "create_subprocess_shell", "subprocess.run(")
+    spawns += ("subprocess.Popen", "subprocess.check_output", "os.system(")
+    found = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(s in path.read_text() for s in spawns)
+    }
+    # service.py: systemctl/launchctl; notify/desktop.py: notify-send/osascript.
+    assert found == {"tmux.py", "service.py", "notify/desktop.py"}

@@ -301,8 +301,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    import subprocess
-
+    from purplemux import tmux
     from purplemux.client import ApiError, Client
 
     client = Client(settings)
@@ -315,16 +314,10 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         return 1
     body: dict[str, Any] = {}
     try:  # inside tmux, this client is the one to switch (tmux reads $TMUX itself)
-        mine = subprocess.run(
-            ["tmux", "display-message", "-p", "#{client_name}"],
-            capture_output=True,
-            text=True,
-            timeout=3,
-            check=False,
-        )
-        if mine.returncode == 0 and mine.stdout.strip():
-            body["client"] = mine.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+        mine = tmux.run_blocking(None, "display-message", "-p", "#{client_name}").strip()
+        if mine:
+            body["client"] = mine
+    except tmux.TmuxError:
         pass
     try:
         done = client.request("POST", f"/api/sessions/{sid}/focus", body)

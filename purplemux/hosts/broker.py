@@ -40,6 +40,9 @@ BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 3.0
 COMMAND_TIMEOUT = 15.0
 """Seconds a command waits for the owning host's answer."""
+GOODBYE_TIMEOUT = 0.25
+"""Seconds for each step of leaving (the heartbeat's delete, the close) when the daemon stops:
+the two fit well inside the time every part gets to stop."""
 COMMAND_TTL = 30.0
 """A command older than this when the owner reads it is dropped (its sender gave up)."""
 OUTBOX = 10_000
@@ -185,6 +188,7 @@ class BrokerLink:
         """Connect, serve, and on any failure wait (backing off) and do it all again."""
         backoff = BACKOFF_FIRST
         while True:
+            _unless_stopping()
             try:
                 async with self._connect() as client:
                     try:
@@ -195,6 +199,9 @@ class BrokerLink:
                         await self._goodbye(client)
                         raise
             except Exception as exc:  # the link must outlive any failure; cancellation passes
+                # Stopping, and redis turned the cancellation into a connection error (a
+                # TaskGroup then raises that, not the cancel): stop, do not reconnect.
+                _unless_stopping(exc)
                 cause = _first(exc)
                 if not isinstance(cause, _redis_errors()):
                     log.error("the broker link failed; reconnecting", exc_info=cause)
@@ -209,7 +216,7 @@ class BrokerLink:
         """On shutdown: the others mark our rows stale now rather than when the TTL runs out."""
         if self.state == "connected":
             with contextlib.suppress(*_redis_errors(), asyncio.TimeoutError):
-                await asyncio.wait_for(client.delete(alive_key(self.me)), 1.0)
+                await asyncio.wait_for(client.delete(alive_key(self.me)), GOODBYE_TIMEOUT)
 
     @contextlib.asynccontextmanager
     async def _connect(self) -> Any:
@@ -229,7 +236,8 @@ class BrokerLink:
             yield client
         finally:
             with contextlib.suppress(Exception):
-                await client.aclose()
+                async with asyncio.timeout(GOODBYE_TIMEOUT):  # stopping: bounded (issue 22)
+                    await client.aclose()
 
     def _down(self, exc: BaseException) -> None:
         reason = str(exc) or type(exc).__name__
@@ -297,10 +305,15 @@ class BrokerLink:
             tg.create_task(self._reader(client))
             tg.create_task(self._writer(client))
             tg.create_task(self._beat(client))
+            # Wait inside the group, not in its exit: on 3.11 a task failing while the group
+            # waits in its exit leaves this task's cancel count raised for good (taken for a
+            # stop); a failure here cancels this wait, which the group then takes back.
+            await asyncio.get_running_loop().create_future()
 
     async def _reader(self, client: Redis) -> None:
         mine = commands_key(self.me)
         while True:
+            _unless_stopping()
             streams = {CHANGES: self._last_change, mine: self._last_command}
             answer = await client.xread(streams, count=500, block=BLOCK_MS)  # type: ignore[arg-type]
             for stream, entries in _entries(answer):
@@ -353,6 +366,7 @@ class BrokerLink:
     async def _writer(self, client: Redis) -> None:
         me = self.me
         while True:
+            _unless_stopping()
             batch = [await self._outbox.get()]
             while len(batch) < 500 and not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
@@ -377,6 +391,7 @@ class BrokerLink:
         """Our heartbeat, and a look at everyone else's, a few times per TTL."""
         every = max(0.2, self.ttl / 4)
         while True:
+            _unless_stopping()
             await asyncio.sleep(every)
             pipe = client.pipeline(transaction=False)
             pipe.set(alive_key(self.me), repr(self.clock()), px=int(self.ttl * 1000))
@@ -401,6 +416,14 @@ class BrokerLink:
             self._outbox.put_nowait(item)
         except asyncio.QueueFull:
             self._overflowed = True
+
+
+def _unless_stopping(cause: BaseException | None = None) -> None:
+    """Raise CancelledError if this task was asked to stop: a client library that swallowed
+    the cancellation (or turned it into an error) must not keep a loop of ours going."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from cause
 
 
 def _first(exc: BaseException) -> BaseException:

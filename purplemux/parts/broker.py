@@ -24,7 +24,7 @@ async def broker(rt: Runtime) -> None:
 
     def on_remote_notify(row: Row) -> None:
         session = Session.from_record(row)
-        engine._call(engine.on_notify, session, Notify(State(row["state"]), session.state_since))
+        engine.tell_notify(session, Notify(State(row["state"]), session.state_since))
 
     view = RemoteView(
         settings.host_name,
@@ -67,9 +67,7 @@ async def broker(rt: Runtime) -> None:
         live = notify is not None and notify.state is session.state
         link.publish_session(engine.public(session), notify=live)
 
-    engine.on_notify.append(on_notify)
-    engine.on_change.append(on_change)
-    engine.on_remove.append(link.publish_removed)
+    unsubscribe = engine.subscribe(notify=on_notify, change=on_change, remove=link.publish_removed)
     engine.remote = view
     rt.broker = link
     link.on_state = lambda health: feed.publish({"type": "broker", "broker": health})
@@ -77,9 +75,7 @@ async def broker(rt: Runtime) -> None:
     try:
         await link.run()
     finally:
-        engine.on_notify.remove(on_notify)
-        engine.on_change.remove(on_change)
-        engine.on_remove.remove(link.publish_removed)
+        unsubscribe()
         engine.remote = None
         rt.broker = None
         feed.snapshot_extra = None

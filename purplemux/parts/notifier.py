@@ -171,13 +171,11 @@ async def notifier(rt: Runtime) -> None:
     if alerts is not None:
         for known in rt.engine.sessions.values():
             alerts.seed(known.id, band(known))  # already critical: no push
-    rt.engine.on_notify.append(on_notify)
-    rt.engine.on_change.append(on_change)
+    unsubscribe = rt.engine.subscribe(notify=on_notify, change=on_change)
     try:
         await asyncio.Event().wait()
     finally:
-        rt.engine.on_notify.remove(on_notify)
-        rt.engine.on_change.remove(on_change)
+        unsubscribe()
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

@@ -10,13 +10,14 @@ See TMUX_CONF for a ready ~/.tmux.conf snippet.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
 from purplemux.model import Session
 from purplemux.present import BY_ORDER, LOOKS, present
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
+from purplemux.tmux import Command, TmuxError, base_args, command_line, run_all
 from purplemux.tmux_status import TMUX_COLOURS, plain
 
 log = logging.getLogger(__name__)
@@ -58,75 +59,59 @@ set -g pane-border-format '{PANE_BORDER}'
 
 PaneKey = tuple[str | None, str]
 """(tmux socket or None for the default server, pane id)."""
-Runner = Callable[[list[str]], Awaitable[bool]]
-"""Runs one tmux command line; True when tmux accepted it."""
+Runner = Callable[[str | None, list[Command]], Awaitable[bool]]
+"""Runs tmux commands on one server (socket, commands); True when tmux accepted them all."""
 Mark = tuple[str, str]
 """(state, name) shown on a pane."""
 
 
-def tmux_args(socket: str | None, pane: str, state: str | None, name: str = "") -> list[str]:
-    """The tmux command that sets (or, for None, unsets) the state and name options on one
-    pane: one client call, the two commands joined by tmux's `;`."""
-    base = ["tmux", "-S", socket] if socket else ["tmux"]
+def mark_commands(pane: str, state: str | None, name: str = "") -> list[Command]:
+    """The two tmux commands that set (or, for None, unset) the state and name options on one
+    pane. Kept apart, never joined by hand: a value is never read as a separator."""
     if state is None:
         unset = ["set-option", "-p", "-u", "-t", pane]
-        return [*base, *unset, OPTION, ";", *unset, NAME_OPTION]
+        return [[*unset, OPTION], [*unset, NAME_OPTION]]
     label = plain(name)
     second = (
         ["set-option", "-p", "-t", pane, NAME_OPTION, label]
         if label
         else ["set-option", "-p", "-u", "-t", pane, NAME_OPTION]
     )
-    return [*base, "set-option", "-p", "-t", pane, OPTION, state, ";", *second]
+    return [["set-option", "-p", "-t", pane, OPTION, state], second]
 
 
-async def run_tmux(args: list[str]) -> bool:
-    """Run one tmux command off the event loop; never raises, kills it if it hangs or we stop."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    except OSError as exc:  # no tmux on PATH: the daemon works without it
-        log.debug("cannot run tmux: %s", exc)
-        return False
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), TMUX_TIMEOUT)
-    except TimeoutError:
-        log.debug("%s: no answer within %.0fs", " ".join(args), TMUX_TIMEOUT)
-        await _reap(proc)
-        return False
-    except asyncio.CancelledError:
-        await _reap(proc)  # the daemon is stopping: leave no tmux client behind
-        raise
-    if proc.returncode != 0:
-        # A pane that closed, a server that exited: normal churn, not worth more than debug.
-        log.debug("%s: %s", " ".join(args[-4:]), err.decode(errors="replace").strip())
-        return False
-    return True
+def tmux_args(socket: str | None, pane: str, state: str | None, name: str = "") -> list[str]:
+    """The same as one tmux process's argv (the commands joined by tmux's `;`)."""
+    return [*base_args(socket), *command_line(mark_commands(pane, state, name))]
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Kill a tmux client and wait for it, so no process or pipe outlives us."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-    with contextlib.suppress(Exception):
-        # Shielded: a second cancellation must not leave the child unreaped.
-        await asyncio.shield(proc.communicate())
+class ProcessRunner:
+    """Runs the marks as one tmux process per call (tmux.run_all); never raises, and says why
+    tmux refused, once a minute per reason (a pane that closed is normal churn)."""
+
+    def __init__(self, timeout: float = TMUX_TIMEOUT, tmux: str = "tmux") -> None:
+        self.timeout, self.tmux = timeout, tmux
+        self.refusals = RateLimitedLog(log, interval=60.0)
+
+    async def __call__(self, socket: str | None, commands: list[Command]) -> bool:
+        try:
+            await run_all(socket, commands, timeout=self.timeout, tmux=self.tmux)
+        except TmuxError as exc:
+            self.refusals.log(str(exc)[:80], logging.INFO, "pane mark not written: %s", exc)
+            return False
+        return True
 
 
 class PaneMarker:
     """Keeps `@purplemux_state` on each session's pane; bursts collapse to the latest state."""
 
-    def __init__(self, runner: Runner = run_tmux) -> None:
-        self._runner = runner
+    def __init__(self, runner: Runner | None = None) -> None:
+        self._runner = runner or ProcessRunner()
         self._pending: dict[PaneKey, Mark | None] = {}
         self._applied: dict[PaneKey, Mark] = {}
         self._owner: dict[PaneKey, str] = {}
         self._wake = asyncio.Event()
+        self._failures = RateLimitedLog(log, interval=60.0)
 
     def on_change(self, session: Session) -> None:
         """Engine listener: note the pane's new state; the worker applies it soon after."""
@@ -156,9 +141,15 @@ class PaneMarker:
                     continue  # a tool update in the same state: tmux already shows it
                 state, name = mark if mark is not None else (None, "")
                 try:
-                    ok = await self._runner(tmux_args(key[0], key[1], state, name))
-                except Exception:
-                    log.debug("tmux call for %s failed", key, exc_info=True)
+                    ok = await self._runner(key[0], mark_commands(key[1], state, name))
+                except Exception as exc:
+                    self._failures.log(
+                        type(exc).__name__,
+                        logging.WARNING,
+                        "pane mark on %s failed: %r",
+                        key[1],
+                        exc,
+                    )
                     ok = False
                 if ok and mark is not None:
                     self._applied[key] = mark
@@ -167,15 +158,14 @@ class PaneMarker:
                     self._applied.pop(key, None)
 
 
-def control_runner(rt: Runtime) -> Runner:
-    """Runs a pane-option write through the server's tmux control client (a line on its
-    stdin); a process per call only while no client is attached to that server."""
+def control_runner(rt: Runtime, fallback: Runner | None = None) -> Runner:
+    """Runs pane-option writes through the server's tmux control client (a line per command on
+    its stdin); a process per call only while no client is attached to that server."""
+    process = fallback or ProcessRunner()
 
-    async def run(args: list[str]) -> bool:
-        socket = args[2] if len(args) > 2 and args[1] == "-S" else None
-        command = args[3:] if socket else args[1:]
-        answer = await rt.tmux.command(socket, command)
-        return await run_tmux(args) if answer is None else answer
+    async def run(socket: str | None, commands: list[Command]) -> bool:
+        answer = await rt.tmux.commands(socket, commands)
+        return await process(socket, commands) if answer is None else answer
 
     return run
 
@@ -186,9 +176,8 @@ async def pane_marker(rt: Runtime) -> None:
     for session in rt.engine.sessions.values():
         if not session.ended:
             marker.on_change(session)
-    rt.engine.on_change.append(marker.on_change)
+    unsubscribe = rt.engine.subscribe(change=marker.on_change)
     try:
         await marker.run()
     finally:
-        with contextlib.suppress(ValueError):
-            rt.engine.on_change.remove(marker.on_change)
+        unsubscribe()

@@ -36,6 +36,8 @@ MAX_POLL_INTERVAL = 60.0
 """The process poll's timer backs off (doubling) up to this while nothing changes."""
 SAVE_OFFSETS_EVERY = 2.0
 """Seconds between stores of how far each transcript was read (and at the part's end)."""
+OFFSETS_SAVE_TIMEOUT = 0.5
+"""Seconds the part's last store of the offsets may take while the daemon stops."""
 
 
 async def session_files(rt: Runtime) -> None:
@@ -68,29 +70,33 @@ async def transcripts(rt: Runtime) -> None:
         else:
             tailer.unwatch(session.id)
 
-    rt.engine.on_watch.append(on_watch)
+    unsubscribe = rt.engine.subscribe(watch=on_watch)
     for session in list(rt.engine.sessions.values()):
         if session.transcript_path and not session.ended:
             tailer.watch(session.id, Path(session.transcript_path))
-    saver = asyncio.create_task(_save_offsets(rt, tailer))
     try:
-        async for batch in tailer.events():
-            for event in batch[:-1]:
-                # A first read of a long transcript gives thousands of events: wait for room
-                # in the queue rather than park each one in a task of its own.
-                await rt.engine.put(event)
-            # Stored before the next batch is asked for: the tailer then counts what it read
-            # for this one as safe to resume after.
-            await rt.engine.submit(batch[-1])
-            del batch  # a catch-up batch can be huge: not kept until the next one comes
+        # The history summing and the offset saver are this part's own: in its TaskGroup, so
+        # one that crashes ends the part (logged, restarted by the supervisor), never silently.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(tailer.backfill(), name="transcript-history")
+            group.create_task(_save_offsets(rt, tailer), name="transcript-offsets")
+            async for batch in tailer.events(backfill=False):
+                for event in batch[:-1]:
+                    # A first read of a long transcript gives thousands of events: wait for
+                    # room in the queue rather than park each one in a task of its own.
+                    await rt.engine.put(event)
+                # Stored before the next batch is asked for: the tailer then counts what it
+                # read for this one as safe to resume after.
+                await rt.engine.submit(batch[-1])
+                del batch  # a catch-up batch can be huge: not kept until the next one comes
     finally:
-        rt.engine.on_watch.remove(on_watch)
-        saver.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await saver
+        tailer.stop()  # a read or sum still in its thread ends within a block
+        unsubscribe()
         if rows := tailer.checkpoint():
+            # Stored even while stopping: the next start resumes here, not from the start.
             try:
-                await rt.store.call(lambda s: s.save_transcript_offsets(rows))
+                async with asyncio.timeout(OFFSETS_SAVE_TIMEOUT):
+                    await asyncio.shield(rt.store.call(lambda s: s.save_transcript_offsets(rows)))
             except Exception:
                 log.exception("could not store the transcript offsets")
 
@@ -137,8 +143,8 @@ async def processes(rt: Runtime) -> None:
     def on_tmux(socket: str, line: str) -> None:
         wake.set()
 
-    rt.engine.on_change.append(on_change)
-    rt.tmux.listeners.append(on_tmux)
+    unsubscribe = rt.engine.subscribe(change=on_change)
+    unlisten = rt.tmux.listen(on_tmux)
     rt.tmux.want(None)
     for socket in poller.sockets():
         rt.tmux.want(socket)
@@ -157,10 +163,10 @@ async def processes(rt: Runtime) -> None:
                 await asyncio.wait_for(wake.wait(), interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
     finally:
+        poller.stop()  # a poll still in its thread asks no further server
         exits.close()
-        rt.engine.on_change.remove(on_change)
-        with contextlib.suppress(ValueError):
-            rt.tmux.listeners.remove(on_tmux)
+        unsubscribe()
+        unlisten()
 
 
 class _ExitWatch:
@@ -233,7 +239,7 @@ async def recovery(rt: Runtime) -> None:
         if session.state is State.UNKNOWN and not session.ended:
             someone.set()
 
-    rt.engine.on_change.append(on_change)
+    unsubscribe = rt.engine.subscribe(change=on_change)
     projects = rt.settings.claude_dir / "projects"
     try:
         await asyncio.sleep(RECOVERY_GRACE)
@@ -256,8 +262,7 @@ async def recovery(rt: Runtime) -> None:
             else:
                 await someone.wait()
     finally:
-        with contextlib.suppress(ValueError):
-            rt.engine.on_change.remove(on_change)
+        unsubscribe()
 
 
 def judge(

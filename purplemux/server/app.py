@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -24,7 +23,8 @@ from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
 from purplemux.parts.pane_marker import pane_marker
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
-from purplemux.parts.supervisor import Part, Supervisor
+from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
+from purplemux.parts.supervisor import engine as engine_part
 from purplemux.paths import web_dir
 from purplemux.runtime import Adapters, Runtime, default_adapters
 from purplemux.server import act, api, history, memory, notifications, page, stream, webapp
@@ -63,8 +63,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         rt = await _start(settings, adapters)
         app.state.runtime = rt
-        engine_task = asyncio.create_task(rt.engine.run(), name="engine")
         supervisor = Supervisor(rt)
+        supervisor.start(engine_part, name="engine")
         try:
             await drain_spool(rt)
             for part in parts:
@@ -73,10 +73,12 @@ def create_app(
                 write_private(settings.port_path, f"{settings.port}\n")
             yield
         finally:
-            await supervisor.stop()  # the parts first, then drain the engine, then the store
+            # Each step bounded, so SIGTERM ends the process in about two seconds: the parts
+            # first (they store what they must, e.g. the transcript offsets), then the engine
+            # stores what is queued, then the store closes.
+            await supervisor.stop(STOP_PARTS, keep=("engine",))
             await rt.engine.stop()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(engine_task, 5)
+            await supervisor.wait("engine", STOP_ENGINE)
             rt.engine.feed.close()
             await rt.store.close()
             app.state.runtime = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +16,7 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
 from purplemux.procinfo import ProcInfo, is_claude
+from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +70,14 @@ def list_panes(
     socket: str | None = None, *, tmux: str = "tmux", timeout: float = 2.0
 ) -> list[Pane]:
     """Every pane of one tmux server, in one call; [] if tmux or its server is not there."""
-    argv = [tmux, *(["-S", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return []  # no tmux binary, or a hung server
-    if done.returncode != 0:
-        return []  # "no server running" and the like
+        out = run_blocking(
+            socket, "list-panes", "-a", "-F", PANE_FORMAT, timeout=timeout, tmux=tmux
+        )
+    except TmuxError:
+        return []  # no tmux binary, a hung server, "no server running" and the like
     panes: list[Pane] = []
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    for line in out.splitlines():
         parts = line.split("\t")
         if len(parts) != 5 or not parts[1].isdigit():
             continue
@@ -226,6 +226,12 @@ class ProcessPoller:
         self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
         self._lock = asyncio.Lock()
         self._asked: set[int] = set()  # pids whose environment was read for $TMUX
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Stop polling: a poll in its thread asks no further tmux server (each call is bounded
+        by its timeout), so the daemon's exit never waits on several wedged servers."""
+        self._stop.set()
 
     def pids(self) -> set[int]:
         """The Claude processes matched to a session by the last polls."""
@@ -244,6 +250,8 @@ class ProcessPoller:
         """Panes of every known server, each pane once (blocking)."""
         out: dict[tuple[str, str], Pane] = {}
         for sock in dict.fromkeys([*self._sockets, *extra]):
+            if self._stop.is_set():
+                break
             for pane in list_panes(sock, tmux=self._tmux):
                 out.setdefault((pane.socket, pane.pane_id), pane)
         return list(out.values())

@@ -8,6 +8,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+StopFlag = threading.Event
+"""Set when reading must end (the daemon stops); looked at between blocks."""
 
 
 def transcript_path(claude_dir: Path, cwd: str, session_id: str) -> Path:
@@ -144,11 +148,14 @@ def _watch_dir(path: Path) -> Path:
     return folder
 
 
-def _feed_rest(f: BinaryIO, reader: TranscriptReader, stats: TranscriptStats) -> list[Event]:
-    """Feed the reader from its offset to the end of the file, then flush its facts."""
+def _feed_rest(
+    f: BinaryIO, reader: TranscriptReader, stats: TranscriptStats, stop: StopFlag | None = None
+) -> list[Event]:
+    """Feed the reader from its offset to the end of the file, then flush its facts; a block
+    at a time, so a stop (the daemon ending) is heeded within one block."""
     f.seek(reader.offset)
     out: list[Event] = []
-    while block := f.read(READ_BLOCK):
+    while not (stop is not None and stop.is_set()) and (block := f.read(READ_BLOCK)):
         stats.tail_bytes += len(block)  # only the reading thread counts these
         out += reader.feed(block, flush=False)
     return out + reader.feed(b"")
@@ -167,7 +174,12 @@ def _line_at(f: BinaryIO, pos: int) -> int:
 
 
 def _tail(
-    f: BinaryIO, st: os.stat_result, session_id: str, floor: int, stats: TranscriptStats
+    f: BinaryIO,
+    st: os.stat_result,
+    session_id: str,
+    floor: int,
+    stats: TranscriptStats,
+    stop: StopFlag | None = None,
 ) -> tuple[TranscriptReader, list[Event], int] | None:
     """A reader of the file's tail, grown until it holds the newest prompt and answer; None if
     the tail would reach `floor` (read from there instead)."""
@@ -180,7 +192,7 @@ def _tail(
         reader.sync(st)
         reader.offset = reader._line_start = start
         reader.partial = reader.hold_totals = True  # its totals wait for the history's
-        events = _feed_rest(f, reader, stats)
+        events = _feed_rest(f, reader, stats, stop)
         # The newest prompt too: a tail that starts inside the newest turn cannot name (nor so
         # emit) its Stop.
         found = reader.state.snippet is not None and reader.state.anchor is not None
@@ -192,7 +204,11 @@ def _tail(
 
 
 def _first_read(
-    w: _Watched, f: BinaryIO, st: os.stat_result, stats: TranscriptStats
+    w: _Watched,
+    f: BinaryIO,
+    st: os.stat_result,
+    stats: TranscriptStats,
+    stop: StopFlag | None = None,
 ) -> list[Event]:
     """The first read of a file: resume from its stored snapshot, or read its tail first."""
     w.fresh = False
@@ -212,14 +228,14 @@ def _first_read(
     floor = base.offset if base is not None else 0
     quiet_base = base is not None and base.quiet
     if st.st_size - floor > TAIL_FIRST or quiet_base:
-        got = _tail(f, st, sid, floor, stats)
+        got = _tail(f, st, sid, floor, stats, stop)
         if got is None and quiet_base:
             # A history summed up to here, and too little after it for a tail: a tail from here.
             tail = TranscriptReader(sid)
             tail.sync(st)
             tail.offset = tail._line_start = floor
             tail.partial = tail.hold_totals = True
-            got = tail, _feed_rest(f, tail, stats), floor
+            got = tail, _feed_rest(f, tail, stats, stop), floor
         if got is not None:
             reader, events, start = got
             w.reader = reader
@@ -233,7 +249,7 @@ def _first_read(
     w.reader = reader
     if base is not None:
         reader.announce(f":r{time.time_ns()}")
-    return _feed_rest(f, reader, stats)
+    return _feed_rest(f, reader, stats, stop)
 
 
 def _read_new(
@@ -241,6 +257,7 @@ def _read_new(
     root: Path | None = None,
     stats: TranscriptStats | None = None,
     warn: RateLimitedLog | None = None,
+    stop: StopFlag | None = None,
 ) -> list[Event]:
     """Read what was appended since the reader's offset (blocking, but never on a FIFO)."""
     if w.refused:
@@ -254,7 +271,7 @@ def _read_new(
                 w.fresh = True  # truncated or replaced: a new first read (tail first if big)
             moved = w.fresh
             if w.fresh:
-                out = _first_read(w, f, st, stats)
+                out = _first_read(w, f, st, stats, stop)
             else:
                 if w.history is not None:
                     w.history.stalled = False
@@ -265,7 +282,7 @@ def _read_new(
                 if w.reader.size == w.reader.offset and not moved:
                     return []
                 moved = True
-                out = _feed_rest(f, w.reader, stats)
+                out = _feed_rest(f, w.reader, stats, stop)
             if w.history is None and moved:
                 w.snap = {"dev": st.st_dev, "ino": st.st_ino, "state": w.reader.snapshot()}
             return out
@@ -320,6 +337,14 @@ class TranscriptTailer:
         self._first_read_at = 0.0  # monotonic time of the newest first read
         self._warn = RateLimitedLog(log)
         """Repeated warnings (a file that cannot be read, looked at every recheck) once a while."""
+        self._stop = threading.Event()
+        """Set when the reader stops (stop()): a read or sum in its thread ends at the next
+        block, so the daemon's exit never waits for a big file to be read through."""
+
+    def stop(self) -> None:
+        """Stop reading: what a thread is reading or summing now ends within a block. What was
+        read past the last stored snapshot is read again by the next start (never lost)."""
+        self._stop.set()
 
     def remember(self, rows: dict[str, dict[str, Any]]) -> None:
         """Stored offsets (session id -> {path, dev, ino, state}): a first read resumes there."""
@@ -405,7 +430,7 @@ class TranscriptTailer:
     def _read_one(self, w: _Watched) -> list[Event]:
         """One session's new events; its failure is logged and costs only that session."""
         try:
-            return _read_new(w, self.root, self.stats, self._warn)
+            return _read_new(w, self.root, self.stats, self._warn, self._stop)
         except Exception as exc:
             self._warn.warning(
                 ("failed", w.path),
@@ -422,7 +447,10 @@ class TranscriptTailer:
         # File reads and JSON parsing of a long backlog would stall the loop: run them in a
         # thread. Readers are touched only here, and events() never runs two reads at once.
         batches = await asyncio.to_thread(
-            lambda: [(sid, w, self._read_one(w)) for sid, w in targets.items()]
+            lambda: [
+                (sid, w, self._read_one(w) if not self._stop.is_set() else [])
+                for sid, w in targets.items()
+            ]
         )
         self._recount()
         if any(not w.fresh for w in fresh):
@@ -436,7 +464,7 @@ class TranscriptTailer:
         the ones whose history is now complete."""
         budget, done = HISTORY_CHUNK, []
         for w in todo:
-            if budget <= 0:
+            if budget <= 0 or self._stop.is_set():
                 break
             try:
                 budget -= _sum_history(w, budget, self.root, self.stats)
@@ -450,7 +478,7 @@ class TranscriptTailer:
                 done.append(w)
         return done
 
-    async def _backfill(self) -> None:
+    async def backfill(self) -> None:
         """Sum the histories behind the tails read first, smallest first, a step at a time; each
         complete one is handed to its tail reader through the next read."""
         while True:
@@ -477,21 +505,28 @@ class TranscriptTailer:
                 self._changed.set()
             await asyncio.sleep(0)
 
-    async def events(self) -> AsyncGenerator[list[Event], None]:
+    async def events(self, backfill: bool = True) -> AsyncGenerator[list[Event], None]:
         """Yield batches of events, forever; the watch follows the watched set's folders.
+
+        `backfill`: also sum the histories (False: the caller runs backfill() itself, in its
+        TaskGroup, so a crash there is seen).
 
         A big file is read tail first (its state and last answer at once); its history is summed
         in the background and its totals come with a later batch. A file's snapshot becomes
         storable (checkpoint) once the batch holding its events was taken and the next asked
         for: the consumer stores a batch before it asks for the next."""
-        backfill = asyncio.create_task(self._backfill())
+        if not backfill:
+            async for batch in self._events():
+                yield batch
+            return
+        summing = asyncio.create_task(self.backfill(), name="transcript-history")
         try:
             async for batch in self._events():
                 yield batch
         finally:
-            backfill.cancel()
+            summing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await backfill
+                await summing
 
     async def _events(self) -> AsyncGenerator[list[Event], None]:
         async for changes in watch_dirs(
