@@ -294,7 +294,7 @@ def _with_hosts(
         return rows, colours
     out = []
     for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
-        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
+        host = clean(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
         out.append(((host, *row), colour))
     out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
     return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
@@ -431,7 +431,7 @@ def render_prompt(prompt: dict[str, Any]) -> str:
     """A prompt as the terminal shows it: title, question, options with the marker."""
     from purplemux.tmux import plain
 
-    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
+    lines = [f"[{clean(prompt['kind'])}] {plain(prompt['title'])}"]
     question = prompt.get("question")
     if question and question != prompt["title"]:
         lines.append(f"  {plain(question)}")
@@ -439,7 +439,7 @@ def render_prompt(prompt: dict[str, Any]) -> str:
         mark = "\u276f" if option.get("selected") else " "
         extra = "  (free text: --text)" if option.get("free_text") else ""
         lines.append(f"  {mark} {plain(option['label'])}{extra}")
-    lines.append(f"  prompt id {prompt['id']}")
+    lines.append(f"  prompt id {clean(prompt['id'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -455,13 +455,13 @@ def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
-        print(f"purplemux: {session['view']['where']}: {exc}", file=sys.stderr)
+        print(f"purplemux: {clean(session['view']['where'])}: {exc}", file=sys.stderr)
         return 1
     if args.json:
         json.dump(shown, out, indent=2)
         out.write("\n")
         return 0
-    out.write(f"{session['view']['headline']}\n\n")  # what the session's view says of it
+    out.write(f"{clean(session['view']['headline'])}\n\n")  # what the session's view says
     out.write(plain(shown["text"]).rstrip("\n") + "\n")
     prompt = shown.get("prompt")
     out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))
@@ -483,7 +483,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     session = _resolve(client, args.id)
     if session is None:
         return 2
-    sid, where = session["id"], session["view"]["where"]
+    sid, where = session["id"], clean(session["view"]["where"])
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
@@ -509,7 +509,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         if fix:
             print(f"purplemux: {fix.format(id=sid[:8])}", file=sys.stderr)
         return 1
-    out.write(f"answered: {result['answered']}\n")
+    out.write(f"answered: {clean(result['answered'])}\n")
     return 0
 
 
@@ -522,7 +522,7 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     session = _resolve(client, args.id)
     if session is None:
         return 2
-    sid, where = session["id"], session["view"]["where"]
+    sid, where = session["id"], clean(session["view"]["where"])
     if "jump" not in session["view"]["actions"]:
         print(f"purplemux: {where} is not in a tmux pane; nothing to jump to", file=sys.stderr)
         return 1
@@ -546,9 +546,9 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         return 1
     # The session's view names it (project · pane); the focus reply says where tmux put it.
     if done.get("pane") and done["pane"] != session["view"]["pane"]:
-        where = f"{where} (now {done['pane']})"
+        where = f"{where} (now {clean(done['pane'])})"
     if done.get("client"):
-        out.write(f"switched {done['client']} to {where}\n")
+        out.write(f"switched {clean(done['client'])} to {where}\n")
     else:
         out.write(f"selected {where}; no tmux client is attached to that server\n")
     return 0
