@@ -34,6 +34,7 @@ async def broker(rt: Runtime) -> None:
             notify=on_remote_notify,
         ),
         live_since=engine.live_since,
+        is_local=engine.sessions.__contains__,  # a local session always wins its id
     )
 
     def local() -> list[Row]:
