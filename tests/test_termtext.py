@@ -190,3 +190,28 @@ def test_status_on_a_terminal_prints_no_escape_sequence_but_its_colours(daemon: 
     assert len(lines) == 4, lines  # the header and one row per session: no faked rows
     assert lines[0].split() == ["STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID"]
     assert "pwned" not in plain  # the title payload went with its sequence
+
+
+def test_the_status_table_cleans_every_remote_string_with_the_host_column() -> None:
+    from purplemux.cli import render_table
+
+    view = {"label": "idle", "ended": False, "pane": "%1", "since": 0, "reason": "", "facts": ""}
+    rows = [
+        {"id": "local-1", "view": {**view, "name": "site", "host": "bravo", "colour": "grey"}},
+        {
+            "id": f"r{TITLE}",
+            "view": {
+                **view,
+                "name": f"n{CLEAR}",
+                "host": f"evil{TITLE}\r\nFAKE{CLIPBOARD}\u202e",
+                "stale": True,
+                "colour": "grey",
+                "reason": f"why{CLIPBOARD}",
+            },
+        },
+    ]
+    text = render_table(rows, now=10.0, colour=False)
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", text), repr(text)
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[0].split()[0] == "HOST"
+    assert any(line.startswith("evil FAKE (offline)") for line in lines), lines

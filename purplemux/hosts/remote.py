@@ -200,10 +200,12 @@ class RemoteView:
         if hs is not None:
             return hs
         if not host_name_ok(host):
-            self.refuse(host, "", "not a host name (A-Z, a-z, 0-9, '.', '_', '-'; 64 at most)")
+            self.refuse(
+                host, "", "not a host name (A-Z, a-z, 0-9, '.', '_', '-'; 64 at most)", True
+            )
             return None
         if len(self.hosts) >= MAX_HOSTS:
-            self.refuse(host, "", f"more than {MAX_HOSTS} other hosts: its rows are not shown")
+            self.refuse(host, "", f"more than {MAX_HOSTS} other hosts: theirs are not shown", True)
             return None
         return self.hosts.setdefault(host, HostState())
 
@@ -236,17 +238,18 @@ class RemoteView:
             self._too_many(host)
             return False
         if len(self._owner) >= MAX_ROWS:
-            self.refuse(host, "", f"other hosts hold more than {MAX_ROWS} sessions in all")
+            self.refuse(host, "", f"other hosts hold more than {MAX_ROWS} sessions in all", True)
             return False
         return True
 
     def _too_many(self, host: str) -> None:
         self.refuse(host, "", f"more than {MAX_HOST_ROWS} sessions: the rest are not shown")
 
-    def refuse(self, host: str, sid: str, reason: str) -> None:
+    def refuse(self, host: str, sid: str, reason: str, anyone: bool = False) -> None:
         """Log a refusal once per host, row and reason (a row read again says nothing new), and
-        at most LOG_PER_HOST lines per host (hosts not followed share one count)."""
-        key = (host, sid, reason)
+        at most LOG_PER_HOST lines per host (hosts not followed share one count); `anyone`: a
+        limit over all hosts, logged once whichever host meets it."""
+        key = ("" if anyone else host, sid, reason)
         if key in self._told:
             return
         self._told[key] = None
