@@ -10,6 +10,7 @@ from typing import Any
 
 from purplemux.server.auth import read_token
 from purplemux.settings import Settings
+from purplemux.termtext import clean
 
 
 class DaemonUnreachable(RuntimeError):
@@ -17,10 +18,11 @@ class DaemonUnreachable(RuntimeError):
 
 
 class ApiError(RuntimeError):
-    """The daemon answered with an error; `status` and the daemon's reason are kept."""
+    """The daemon answered with an error; `status` and the daemon's reason are kept (as plain
+    text: a reason may quote another host's answer, and the CLI prints it)."""
 
     def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__(clean(reason))
         self.status = status
 
 

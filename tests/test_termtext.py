@@ -215,3 +215,10 @@ def test_the_status_table_cleans_every_remote_string_with_the_host_column() -> N
     lines = text.splitlines()
     assert len(lines) == 3 and lines[0].split()[0] == "HOST"
     assert any(line.startswith("evil FAKE (offline)") for line in lines), lines
+
+
+def test_a_daemon_error_reason_is_plain_text() -> None:
+    from purplemux.client import ApiError
+
+    error = ApiError(409, f"the owning host failed: {TITLE}no{CLEAR}\r\nFAKE")
+    assert str(error) == "the owning host failed: no FAKE" and error.status == 409
