@@ -275,7 +275,8 @@ class RemoteView:
 
     def _restamp(self, host: str, hs: HostState) -> None:
         for sid, row in list(hs.sessions.items()):
-            new = self._row(host, hs, check_row(row))  # held rows were checked: they pass
+            checked = self._checked(host, row)  # held rows were checked: they pass again
+            new = self._row(host, hs, checked) if checked is not None else None
             if new is not None:
                 hs.sessions[sid] = new
                 if not self.is_local(sid):
