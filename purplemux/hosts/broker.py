@@ -43,6 +43,8 @@ COMMAND_TIMEOUT = 15.0
 COMMAND_TTL = 30.0
 """A command older than this when the owner reads it is dropped (its sender gave up)."""
 OUTBOX = 10_000
+READ_LIMIT = 4 * MAX_HOST_ROWS
+"""Entries of one host's hash read on a (re)load, good or bad."""
 
 
 def sessions_key(host: str) -> str:
@@ -276,16 +278,19 @@ class BrokerLink:
         return found
 
     async def _load_host(self, client: Redis, host: str) -> None:
-        """A host's whole hash into the view: at most one row more than the view holds is read
-        (scanned), and a row over MAX_ROW_BYTES is refused unparsed."""
+        """A host's whole hash into the view, scanned: at most one good row more than the view
+        holds, and READ_LIMIT entries in all, are read; a row over MAX_ROW_BYTES is refused
+        unparsed."""
         if not self.view.accepts(host):
             return
         sessions: dict[str, Row] = {}
+        read = 0
         async for sid, text in client.hscan_iter(sessions_key(host), count=500):
+            read += 1
             data = self._parse(host, str(sid), str(text))
             if data is not None:
                 sessions[str(sid)] = data
-            if len(sessions) > MAX_HOST_ROWS:
+            if len(sessions) > MAX_HOST_ROWS or read >= READ_LIMIT:
                 break
         self.view.replace_host(host, sessions)
 
