@@ -10,6 +10,7 @@ from typing import Any
 
 from purplemux.home import read_token
 from purplemux.settings import Settings
+from purplemux.termtext import clean
 
 
 class DaemonUnreachable(RuntimeError):
@@ -17,11 +18,12 @@ class DaemonUnreachable(RuntimeError):
 
 
 class ApiError(RuntimeError):
-    """The daemon answered with an error: its `status`, its reason, and the whole JSON `body`
-    (an action's refusal carries facts: the prompt on screen now, the keys already typed)."""
+    """The daemon answered with an error: its `status`, its reason (as plain text: a reason may
+    quote another host's answer, and the CLI prints it), and the whole JSON `body` (an action's
+    refusal carries facts: the prompt on screen now, the keys already typed)."""
 
     def __init__(self, status: int, reason: str, body: dict[str, Any] | None = None) -> None:
-        super().__init__(reason)
+        super().__init__(clean(reason))
         self.status = status
         self.body: dict[str, Any] = body if body is not None else {}
 

@@ -7,18 +7,13 @@ from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from purplemux.termtext import clean
 from purplemux.timefmt import duration
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 STATES = ("busy", "needs-input", "review", "idle", "unknown")
 BOLD, RESET = "\033[1m", "\033[0m"
-
-
-def clean(text: object) -> str:
-    """Session text as one safe line: control characters (escapes, newlines, bidi) removed."""
-    return _CONTROL.sub("", str(text))
 
 
 def parse_when(text: str, now: float) -> float:

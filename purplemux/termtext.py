@@ -1,8 +1,11 @@
 """Text from sessions made safe for a terminal: no escape sequence, no control character.
 
-A cwd, a command or an answer can hold `ESC]0;…BEL` (the window title), `ESC[2J` (clear the
-screen), OSC 52 (write the clipboard) or a CR/LF that fakes table rows. Every session-provided
-string the CLI prints goes through clean(); the colours the CLI adds itself are added after.
+A cwd, a command, an answer or another host's row can hold `ESC]0;…BEL` (the window title),
+`ESC[2J` (clear the screen), OSC 52 (write the clipboard), a CR/LF that fakes table rows, or a
+bidi override that shows text reordered. Every session-provided string a terminal shows goes
+through clean() (the CLI's tables, `peek`, `report`, `doctor`); the colours a caller adds itself
+are added after. tmux_text() layers tmux's own escaping on top, for text tmux draws as a format
+(the status line, pane options shown in formats).
 """
 
 from __future__ import annotations
@@ -19,14 +22,35 @@ _SEQUENCES = re.compile(
     """,
     re.VERBOSE,
 )
-_WHITESPACE = re.compile(r"[\t\n\v\f\r\x85\u2028\u2029]+")
-# What is left: C0, DEL, C1, and the bidirectional overrides that reorder what is shown.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAKS = re.compile(r"[\t\n\v\f\r\x85\u2028\u2029]+")
+# What is left to drop: C0, DEL, C1; the bidirectional marks, embeddings, overrides and isolates
+# that reorder what is shown; and invisible format characters (soft hyphen, zero-width space,
+# word joiner, invisible operators, BOM, interlinear annotation, tags). ZWJ/ZWNJ stay: emoji and
+# scripts need them, and they move nothing.
+_FORMAT = (
+    "\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+)
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
+_LINE_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}]")
+"""The same, but for the line break and the tab a screen keeps."""
+_SURROGATES = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (JSON `\\udc00`) cannot be written to a terminal: shown as U+FFFD."""
 
 
-def clean(text: object) -> str:
-    """One line of plain text: escape sequences removed, line breaks and tabs made spaces."""
+def clean(text: object, lines: bool = False) -> str:
+    """Plain text: escape sequences and control and format characters removed.
+
+    One line by default (line breaks and tabs made spaces); with `lines` (a pane's screen),
+    `\\n` and tabs are kept (CRLF read as `\\n`), every other control removed just the same."""
     s = text if isinstance(text, str) else str(text)
-    s = _SEQUENCES.sub("", s)
-    s = _WHITESPACE.sub(" ", s)
-    return _CONTROLS.sub("", s)
+    s = _SURROGATES.sub("\ufffd", _SEQUENCES.sub("", s))
+    if lines:
+        return _LINE_CONTROLS.sub("", s.replace("\r\n", "\n"))
+    return _CONTROLS.sub("", _BREAKS.sub(" ", s))
+
+
+def tmux_text(text: object) -> str:
+    """clean(), then every `#` doubled: tmux draws `##` as `#`, so no `#[style]`, `#{format}`
+    or `#(command)` in session text is ever read by tmux as one."""
+    return clean(text).replace("#", "##")

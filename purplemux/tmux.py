@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from purplemux.model import TmuxLocation
+from purplemux.termtext import clean
 
 TIMEOUT = 3.0
 """Seconds one tmux call may take."""
-
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
-    r"|\x1b[P^_X][^\x1b]*\x1b\\"  # DCS, PM, APC, SOS
-    r"|\x1b[@-Z\\-_]"  # two-character escapes
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class TmuxError(RuntimeError):
@@ -36,10 +28,9 @@ class TmuxError(RuntimeError):
 
 
 def plain(text: str) -> str:
-    """Text safe to show anywhere: escape sequences and control characters (but newlines and
-    tabs) removed, trailing blanks of each line dropped."""
-    text = _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
-    return "\n".join(line.rstrip() for line in text.split("\n"))
+    """A pane's text safe to show anywhere (termtext.clean, its lines kept), trailing blanks of
+    each line dropped."""
+    return "\n".join(line.rstrip() for line in clean(text, lines=True).split("\n"))
 
 
 def base_args(socket: str | None, tmux: str = "tmux") -> list[str]:

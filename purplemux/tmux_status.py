@@ -8,7 +8,6 @@ an empty line whenever the daemon cannot answer, so a stopped daemon never litte
 from __future__ import annotations
 
 import json
-import re
 import socket
 import time
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 from purplemux.model import State
 from purplemux.present import BY_ORDER, LOOKS
 from purplemux.settings import Settings
+from purplemux.termtext import clean, tmux_text
 
 TIMEOUT = 0.3
 MAX_RESPONSE = 8 * 1024 * 1024
@@ -49,26 +49,18 @@ NAMES_SHOWN = 5
 NAME_LIMIT = 40
 """Longest name shown in the status bar (and in the pane's @purplemux_name)."""
 
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
-    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"  # DCS, PM, APC, SOS strings
-    r"|\x1b.?"  # any other escape
-)
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
 
 def plain(text: str, limit: int = NAME_LIMIT) -> str:
-    """A name as one printable line: escape sequences and C0/C1 control characters removed
-    (a session file's `name` is Claude's, or whatever a user typed), blanks collapsed, cut."""
-    text = _ESCAPES.sub("", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
-    text = " ".join(_CONTROLS.sub("", text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A name as tmux draws it: one line of termtext.clean() text (a session file's `name` is
+    Claude's, or whatever a user typed), blanks collapsed, cut, then tmux-escaped (`#` doubled),
+    so no `#[style]` in it is ever read by tmux as one."""
+    text = " ".join(clean(text).split())
+    return tmux_text(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def needs_names(sessions: Sequence[Mapping[str, Any]], tmux_colours: bool = False) -> str:
+def needs_names(sessions: Sequence[Mapping[str, Any]]) -> str:
     """Names of the live sessions that wait for the user (needs-input first, then review),
-    comma-separated: `api-server, web +1`."""
+    comma-separated: `api-server, web +1`; tmux-escaped (tmux reads this line as a format)."""
     waiting = [State.NEEDS_INPUT.value, State.REVIEW.value]
     live = [s for s in sessions if not s.get("ended") and s.get("state") in waiting]
     live.sort(key=lambda s: waiting.index(str(s.get("state"))))
@@ -76,10 +68,7 @@ def needs_names(sessions: Sequence[Mapping[str, Any]], tmux_colours: bool = Fals
     for s in live:
         view = s.get("view")
         name = view.get("name") if isinstance(view, Mapping) else None
-        name = plain(str(name or s.get("name") or s.get("id") or "?"))
-        if tmux_colours:
-            name = name.replace("#[", "[")  # a name must not set tmux styles
-        names.append(name)
+        names.append(plain(str(name or s.get("name") or s.get("id") or "?")))
     more = len(names) - NAMES_SHOWN
     text = ", ".join(names[:NAMES_SHOWN])
     return f"{text} +{more}" if more > 0 else text
@@ -232,5 +221,5 @@ def status_line(settings: Settings, fmt: str | None = None, tmux_colours: bool =
     sessions = fetch_sessions(settings)
     if sessions is None:
         return ""
-    names = needs_names(sessions, tmux_colours) if fmt and "needs_names" in fmt else ""
+    names = needs_names(sessions) if fmt and "needs_names" in fmt else ""
     return render(count(sessions), fmt, tmux_colours, names)

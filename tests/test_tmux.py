@@ -91,8 +91,8 @@ def test_needs_names_lists_who_needs_you_sanitised() -> None:
         {"id": "n2", "state": "needs-input", "ended": True, "view": {"name": "gone"}},
         {"id": "n3", "state": "needs-input", "ended": False, "name": "evil#[fg=red]\x9b\r\nname"},
     ]
-    assert ts.needs_names(rows) == "api-server, evil#[fg=red] name, web"
-    assert ts.needs_names(rows, tmux_colours=True) == "api-server, evil[fg=red] name, web"
+    # `#` doubled: tmux draws `##[fg=red]` as the text `#[fg=red]`, never as a style.
+    assert ts.needs_names(rows) == "api-server, evil##[fg=red] name, web"
     many = [{"id": f"s{n}", "state": "review", "name": f"p{n}"} for n in range(7)]
     assert ts.needs_names(many) == "p0, p1, p2, p3, p4 +2"
     assert ts.needs_names([]) == ""
@@ -646,3 +646,32 @@ def test_one_module_runs_tmux() -> None:
     }
     # service.py: systemctl/launchctl; notify/desktop.py: notify-send/osascript.
     assert found == {"tmux.py", "service.py", "notify/desktop.py"}
+
+
+def test_a_session_name_never_sets_a_tmux_style_in_the_status_line(tmp_path: Path) -> None:
+    """Names drawn by a real tmux client: `tmux-status`'s {needs_names} (a `#()` output) and the
+    pane's @purplemux_name (shown with `#{}`) come out as the literal text, never a style."""
+    hostile = "a##[fg=red]b#[bg=blue]c#{pane_id}d"
+    line = ts.needs_names([{"id": "h1", "state": "needs-input", "view": {"name": hostile}}])
+    shown = tmp_path / "line"
+    shown.write_text(line)
+    inner = start_tmux()
+    outer: Tmux | None = None
+    try:
+        pane = inner.pane()
+        inner("set-option", "-p", "-t", pane, pm.NAME_OPTION, ts.plain(hostile))
+        inner("set", "-g", "status-interval", "1")
+        inner("set", "-g", "status-style", "default")
+        inner("set", "-g", "status-right-length", "150")
+        inner("set", "-g", "status-right", f"<#(cat {shown})|#{{{pm.NAME_OPTION}}}>")
+        outer = start_tmux(command=f"env -u TMUX tmux -L {inner.name} attach -t t")
+        outer("set", "-g", "status", "off")
+        want = f"<{hostile}|{hostile}>"  # drawn as written: `##` made `#` by us, once by tmux
+        wait_for(lambda: want in status_line(outer), timeout=20)
+        coloured = status_line(outer, escapes=True)
+        assert "\x1b[31m" not in coloured and "\x1b[44m" not in coloured, repr(coloured)
+        assert pane not in status_line(outer)  # #{pane_id} was not expanded either
+    finally:
+        if outer is not None:
+            outer.kill()
+        inner.kill()

@@ -225,13 +225,13 @@ def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
-        print(f"purplemux: {session['view']['where']}: {exc}", file=sys.stderr)
+        print(f"purplemux: {clean(session['view']['where'])}: {exc}", file=sys.stderr)
         return 1
     if args.json:
         json.dump(shown, out, indent=2)
         out.write("\n")
         return 0
-    out.write(f"{session['view']['headline']}\n\n")  # what the session's view says of it
+    out.write(f"{clean(session['view']['headline'])}\n\n")  # what the session's view says
     out.write(plain(shown["text"]).rstrip("\n") + "\n")
     prompt = shown.get("prompt")
     out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))
@@ -273,7 +273,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     session = _resolve(client, args.id)
     if session is None:
         return 2
-    sid, where = session["id"], session["view"]["where"]
+    sid, where = session["id"], clean(session["view"]["where"])
     try:
         shown = client.request("GET", f"/api/sessions/{sid}/screen")
     except ApiError as exc:
@@ -296,7 +296,7 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     except ApiError as exc:
         explain_refusal(exc, sid)
         return 1
-    out.write(f"answered: {result['answered']}\n")
+    out.write(f"answered: {clean(result['answered'])}\n")
     return 0
 
 
@@ -308,7 +308,7 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     session = _resolve(client, args.id)
     if session is None:
         return 2
-    sid, where = session["id"], session["view"]["where"]
+    sid, where = session["id"], clean(session["view"]["where"])
     if "jump" not in session["view"]["actions"]:
         print(f"purplemux: {where} is not in a tmux pane; nothing to jump to", file=sys.stderr)
         return 1
@@ -326,9 +326,9 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         return 1
     # The session's view names it (project · pane); the focus reply says where tmux put it.
     if done.get("pane") and done["pane"] != session["view"]["pane"]:
-        where = f"{where} (now {done['pane']})"
+        where = f"{where} (now {clean(done['pane'])})"
     if done.get("client"):
-        out.write(f"switched {done['client']} to {where}\n")
+        out.write(f"switched {clean(done['client'])} to {where}\n")
     else:
         out.write(f"selected {where}; no tmux client is attached to that server\n")
     return 0

@@ -73,7 +73,7 @@ def _with_hosts(
         return rows, colours
     out = []
     for row, colour, v in zip(rows[1:], colours[1:], views, strict=True):
-        host = str(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
+        host = clean(v.get("host") or "-") + (" (offline)" if v.get("stale") else "")
         out.append(((host, *row), colour))
     out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
     return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
@@ -83,7 +83,7 @@ def render_prompt(prompt: dict[str, Any]) -> str:
     """A prompt as the terminal shows it: title, question, options with the marker."""
     from purplemux.tmux import plain
 
-    lines = [f"[{prompt['kind']}] {plain(prompt['title'])}"]
+    lines = [f"[{clean(prompt['kind'])}] {plain(prompt['title'])}"]
     question = prompt.get("question")
     if question and question != prompt["title"]:
         lines.append(f"  {plain(question)}")
@@ -91,7 +91,7 @@ def render_prompt(prompt: dict[str, Any]) -> str:
         mark = "\u276f" if option.get("selected") else " "
         extra = "  (free text: --text)" if option.get("free_text") else ""
         lines.append(f"  {mark} {plain(option['label'])}{extra}")
-    lines.append(f"  prompt id {prompt['id']}")
+    lines.append(f"  prompt id {clean(prompt['id'])}")
     if prompt.get("ambiguous"):
         lines.append(f"  not answerable here: {plain(prompt['ambiguous'])}; answer in the terminal")
     return "\n".join(lines) + "\n"

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # redis is imported when a broker is configured (about 10 MB 
     from redis.asyncio import Redis
 
 from purplemux.actions import Outcome
-from purplemux.hosts.remote import RemoteView, Row
+from purplemux.hosts.remote import MAX_HOST_ROWS, MAX_HOSTS, RemoteView, Row
+from purplemux.hosts.rows import MAX_ROW_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ the two fit well inside the time every part gets to stop."""
 COMMAND_TTL = 30.0
 """A command older than this when the owner reads it is dropped (its sender gave up)."""
 OUTBOX = 10_000
+READ_LIMIT = 4 * MAX_HOST_ROWS
+"""Entries of one host's hash read on a (re)load, good or bad."""
 
 
 def sessions_key(host: str) -> str:
@@ -265,9 +268,8 @@ class BrokerLink:
         await self._republish(client, self.local())
         self._last_change = await _last_id(client, CHANGES)
         self._last_command = await _last_id(client, commands_key(self.me))
-        for host in await client.smembers(HOSTS):
-            if str(host) != self.me:
-                await self._load_host(client, str(host))
+        for host in await self._hosts(client):
+            await self._load_host(client, host)
         await self._presence(client)
         self._client = client
         if self.state != "connected":
@@ -291,14 +293,48 @@ class BrokerLink:
         pipe.xadd(CHANGES, {"host": me, "kind": "sync"}, maxlen=STREAM_MAXLEN, approximate=True)
         await pipe.execute()
 
+    async def _hosts(self, client: Redis) -> list[str]:
+        """The other hosts named in the `hosts` set, as many as the view follows (scanned, so a
+        forged set of a million names is never read whole)."""
+        found: list[str] = []
+        scanned = 0
+        async for name in client.sscan_iter(HOSTS, count=100):
+            scanned += 1
+            host = str(name)
+            if host != self.me and self.view.accepts(host):
+                found.append(host)
+            if len(found) >= MAX_HOSTS or scanned >= 10 * MAX_HOSTS:
+                break
+        return found
+
     async def _load_host(self, client: Redis, host: str) -> None:
-        raw: dict[Any, Any] = await client.hgetall(sessions_key(host))
+        """A host's whole hash into the view, scanned: at most one good row more than the view
+        holds, and READ_LIMIT entries in all, are read; a row over MAX_ROW_BYTES is refused
+        unparsed."""
+        if not self.view.accepts(host):
+            return
         sessions: dict[str, Row] = {}
-        for sid, text in raw.items():
-            data = _loads(str(text))
-            if data is not None and data.get("id") == sid:
-                sessions[sid] = data
+        read = 0
+        async for sid, text in client.hscan_iter(sessions_key(host), count=500):
+            read += 1
+            data = self._parse(host, str(sid), str(text))
+            if data is not None:
+                sessions[str(sid)] = data
+            if len(sessions) > MAX_HOST_ROWS or read >= READ_LIMIT:
+                break
         self.view.replace_host(host, sessions)
+
+    def _parse(self, host: str, sid: str, text: str) -> Row | None:
+        """One row's JSON, or None (refused and logged once): too long, not an object, or filed
+        under another id."""
+        if len(text) > MAX_ROW_BYTES:
+            self.view.refuse(host, sid, f"longer than {MAX_ROW_BYTES} bytes")
+            return None
+        data = _loads(text)
+        if data is None or data.get("id") != sid:
+            self.view.refuse(host, sid, "not a session row under its own id")
+            return None
+        return data
 
     async def _serve(self, client: Redis) -> None:
         async with asyncio.TaskGroup() as tg:
@@ -330,7 +366,7 @@ class BrokerLink:
         if not host or host == self.me:
             return
         if kind == "session":
-            data = _loads(fields.get("data", ""))
+            data = self._parse(host, fields.get("id", ""), fields.get("data", ""))
             if data is not None:
                 self.view.apply(host, data, notify=fields.get("notify") == "1")
         elif kind == "removed":

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from purplemux.model import Session, State
 from purplemux.present import ANSWER, LOCAL, Origin, allows, present
+from purplemux.termtext import clean
 
 if TYPE_CHECKING:
     from purplemux.prompts import Prompt
@@ -88,5 +89,6 @@ def shorten(text: str, limit: int = BODY_LIMIT) -> str:
 
 
 def _clean(text: str | None) -> str:
-    """Collapse newlines and runs of blanks: a notification shows one paragraph."""
-    return " ".join(text.split()) if text else ""
+    """One paragraph of plain text (termtext.clean: no escape, control or bidi character), runs
+    of blanks collapsed."""
+    return " ".join(clean(text).split()) if text else ""

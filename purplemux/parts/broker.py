@@ -35,6 +35,7 @@ async def broker(rt: Runtime) -> None:
         ),
         live_since=engine.live_since,
         window=settings.context_window,
+        is_local=engine.sessions.__contains__,  # a local session always wins its id
     )
 
     def local() -> list[Row]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from purplemux.hosts import remote, rows
 from purplemux.hosts.remote import RemoteView, Sink
 from purplemux.model import Session, State
 
@@ -81,3 +84,100 @@ def test_a_live_remote_entry_notifies_once_and_history_never() -> None:
     assert [(r["id"], r["host"]) for r in rec.notified] == [("s1", "bravo")]
     v.apply("bravo", owner_row("s1", 3, State.NEEDS_INPUT, since=80.0), notify=True)
     assert [r["state"] for r in rec.notified] == ["review", "needs-input"]
+
+
+# --- rows from outside: checked, capped, never shadowing -------------------------------------
+
+BAD_FIELDS: list[dict[str, Any]] = [
+    {"cwd": 123},
+    {"state": "sleeping"},
+    {"seq": "7"},
+    {"updated_at": float("nan")},
+    {"pid": True},
+    {"alive": "yes"},
+    {"id": ""},
+    {"id": "x" * (rows.MAX_ID + 1)},
+    {"title": "t" * (rows.MAX_TEXT + 1)},
+    {"tokens": {"input": 1}},
+    {"tokens": None},
+    {"tmux": {"pane": 5}},
+    {"tmux": {"pane": "%1", "evil": "x"}},
+    {"last_event": {"name": "Stop", "at": "now"}},
+    {"context": {"tokens": 1, "window": 2, "percent": 3.0, "band": None}},
+    {"background_tasks": {"id": "t"}},
+    {"background_tasks": [{"id": "t", "type": "shell", "status": "running"}] * 65},
+    {"cost_usd": -1},
+]
+
+
+@pytest.mark.parametrize("bad", BAD_FIELDS, ids=lambda b: next(iter(b)))
+def test_a_malformed_row_is_refused_alone_and_logged_once(
+    bad: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    rec = Recorder()
+    v = view(rec)
+    good = owner_row("good", 1)
+    row = {**owner_row("bad", 1), **bad}
+    for _ in range(3):  # read again and again: from the stream, then whole hashes
+        assert not v.apply("bravo", row)
+        v.replace_host("bravo", {"good": good, str(row["id"]): row})
+    assert [r["id"] for r in v.snapshot(include_ended=True)] == ["good"]
+    assert [r["id"] for r in rec.sessions] == ["good"]
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(lines) == 1 and "bravo" in lines[0], lines
+
+
+def test_rows_from_outside_are_plain_fields_only() -> None:
+    v = view(Recorder())
+    data = {**owner_row("s1", 1), "host": "alpha", "view": {"name": "lie"}, "extra": "x" * 100}
+    assert v.apply("bravo", data)
+    (row,) = v.snapshot(include_ended=True)
+    assert row["host"] == "bravo" and row["view"]["host"] == "bravo"  # ours, not the row's
+    assert "extra" not in row and set(row) == {
+        *rows.FIELDS,
+        "host",
+        "stale",
+        "offline_since",
+        "view",
+    }
+
+
+def test_hosts_and_rows_are_capped_with_one_log_line_each(caplog: pytest.LogCaptureFixture) -> None:
+    v = view(Recorder())
+    for h in range(3):  # 3 x 2,000 rows: the total cap holds them to 5,000
+        batch = {f"h{h}-{n}": owner_row(f"h{h}-{n}", 1) for n in range(remote.MAX_HOST_ROWS)}
+        v.replace_host(f"host{h}", batch)
+    assert len(v.snapshot(include_ended=True)) == remote.MAX_ROWS
+    over = {f"o-{n}": owner_row(f"o-{n}", 1, since=float(n)) for n in range(2_010)}
+    v.replace_host("host0", over)  # too many for one host: its newest 2,000
+    held = {r["id"] for r in v.snapshot(include_ended=True) if r["host"] == "host0"}
+    assert len(held) == remote.MAX_HOST_ROWS and "o-2009" in held and "o-0" not in held
+    for h in range(3, remote.MAX_HOSTS + 3):
+        v.apply(f"host{h}", owner_row(f"x{h}", 1))
+    assert len(v.host_names()) == remote.MAX_HOSTS
+    assert not v.apply("not a host!", owner_row("y", 1))
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("other hosts hold more than" in s for s in said) == 1
+    assert sum("sessions: the rest are not shown" in s for s in said) == 1
+    assert sum(f"more than {remote.MAX_HOSTS} other hosts" in s for s in said) == 1
+    assert sum("not a host name" in s for s in said) == 1
+
+
+def test_a_local_session_always_wins_its_id_and_an_id_keeps_its_first_host() -> None:
+    rec = Recorder()
+    local = {"mine"}
+    v = RemoteView("me", rec.sink(), live_since=50.0, is_local=local.__contains__)
+    assert not v.apply("bravo", owner_row("mine", 1, State.NEEDS_INPUT))
+    assert v.apply("bravo", owner_row("theirs", 1))
+    assert not v.apply("charlie", owner_row("theirs", 2, State.NEEDS_INPUT))
+    v.replace_host("charlie", {"theirs": owner_row("theirs", 3), "own": owner_row("own", 1)})
+    assert v.get("mine") is None and v.get("theirs")["host"] == "bravo"  # type: ignore[index]
+    assert v.get("own")["host"] == "charlie"  # type: ignore[index]
+    assert v.apply("bravo", owner_row("later", 1))
+    local.add("later")  # a local session starts with that id: from now on it is the local one
+    assert v.get("later") is None
+    assert "later" not in {r["id"] for r in v.snapshot(include_ended=True)}
+    assert "later" not in {s.id for s in v.views(include_ended=True)}
+    v.remove("bravo", "later")
+    assert "later" not in rec.removed  # the page's row of that id is the local one: it stays
+    assert [r["id"] for r in rec.sessions] == ["theirs", "own", "later"]

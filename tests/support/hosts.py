@@ -7,6 +7,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -145,3 +146,40 @@ def fake_notify_send(bin_dir: Path, record: Path) -> str:
     return fake_command(
         bin_dir, "notify-send", f'shift 3\nprintf "%s|%s\\n" "$1" "$2" >> "{record}"\n'
     )
+
+
+def forged_row(sid: str, **fields: Any) -> dict[str, Any]:
+    """A session row as a host publishes it (model.Session.to_json), with `fields` over it."""
+    from purplemux.model import Session, State
+
+    now = time.time()
+    data = Session(id=sid, state=State.IDLE, state_since=now, seq=1, updated_at=now).to_json()
+    data.update(fields)
+    if isinstance(data.get("cwd"), str) and "project" not in fields:
+        data["project"] = data["cwd"].rstrip("/").rsplit("/", 1)[-1]
+    return data
+
+
+def forge(redis: RedisServer, host: str, rows: dict[str, Any], stream: bool = False) -> None:
+    """Write rows straight into the broker as anyone who can write to the Redis can: into
+    `host`'s hash (each value JSON-encoded unless already a string), naming the host and making
+    it beat; `stream`: also one change entry per row, then a `sync` telling others to reload."""
+    import redis as redis_lib
+
+    client = redis_lib.Redis(host="127.0.0.1", port=redis.port, password=redis.password)
+    try:
+        pipe = client.pipeline(transaction=False)
+        texts = {k: v if isinstance(v, str) else json.dumps(v) for k, v in rows.items()}
+        for n in range(0, len(texts), 1000):
+            chunk = dict(list(texts.items())[n : n + 1000])
+            pipe.hset(f"purplemux:host:{host}:sessions", mapping=chunk)  # type: ignore[arg-type]
+        pipe.sadd("purplemux:hosts", host)
+        pipe.set(f"purplemux:host:{host}:alive", repr(time.time()), ex=3600)
+        if stream:
+            for sid, text in texts.items():
+                entry = {"host": host, "kind": "session", "id": sid, "data": text, "notify": "0"}
+                pipe.xadd("purplemux:changes", entry)  # type: ignore[arg-type]
+        pipe.xadd("purplemux:changes", {"host": host, "kind": "sync"})
+        pipe.execute()
+    finally:
+        client.close()
