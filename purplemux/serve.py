@@ -17,7 +17,7 @@ import uvicorn
 
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
-from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
+from purplemux.server.connguard import Guard, default_limits, guarded_protocol
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
@@ -68,6 +68,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
             file=out,
         )
     out.flush()
+    limits = default_limits(settings.max_connections)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
@@ -79,9 +80,10 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
         ws_per_message_deflate=False,
         # Idle keep-alive connections go after a few seconds; a connection that sends no whole
-        # request in time, or one past its client's share, is closed (server/connguard.py).
+        # request in time, or one past its client's share or the total, is closed
+        # (server/connguard.py).
         timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
-        http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
+        http=guarded_protocol(Guard(limits.per_client, settings.request_timeout, limits.total)),
     )
     # uvicorn logs every WebSocket handshake with its query string, access log or not: every
     # handler that writes a line (ours and uvicorn's own) blanks secrets first.

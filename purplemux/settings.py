@@ -54,6 +54,9 @@ class Settings:
 
     request_timeout: float = 10.0
     """Seconds a connection may take to send a whole request (PURPLEMUX_REQUEST_TIMEOUT)."""
+    max_connections: int | None = None
+    """Connections of all clients together (PURPLEMUX_MAX_CONNECTIONS; default: from ulimit -n,
+    at most 1,024)."""
     retention: float = DEFAULT_RETENTION
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
     allowed_hosts: tuple[str, ...] = ()
@@ -151,6 +154,10 @@ class Settings:
             request_timeout=duration(
                 env.get("PURPLEMUX_REQUEST_TIMEOUT"), 10.0, "PURPLEMUX_REQUEST_TIMEOUT"
             ),
+            max_connections=_int(
+                env.get("PURPLEMUX_MAX_CONNECTIONS"), 0, "PURPLEMUX_MAX_CONNECTIONS"
+            )
+            or None,
             allowed_hosts=tuple(
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),

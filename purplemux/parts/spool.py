@@ -9,6 +9,7 @@ import logging
 import time
 from pathlib import Path
 
+from purplemux import fdlimit
 from purplemux.runtime import Runtime
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
@@ -37,6 +38,8 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
         except FileNotFoundError:
             continue  # applied meanwhile by the other drain (the watcher and the sweep race)
         except (OSError, ValueError, RecursionError, PayloadError) as exc:
+            if fdlimit.exhausted(exc):
+                raise  # the file is fine, we are not: keep it, the next pass applies it
             log.warning("skipping unreadable spool file %s: %s", path.name, exc)
             await asyncio.to_thread(_quarantine, path)
             continue
@@ -69,6 +72,10 @@ async def spool_sweeper(rt: Runtime) -> None:
 async def spool_watcher(rt: Runtime) -> None:
     """Files the hook script spools while we run (we were slow, or briefly unreachable)."""
     rt.settings.spool_dir.mkdir(parents=True, exist_ok=True)
+    # Restarted after a crash (out of descriptors): what was spooled meanwhile announced itself
+    # to no one, so it is applied now rather than at the sweeper's next look.
+    files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+    await _apply_spooled(rt, files, live=True)
     async for _ in spool.watch_spool(rt.settings.spool_dir):
         files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
         await _apply_spooled(rt, files, live=True)
