@@ -15,6 +15,7 @@ from urllib.parse import unquote_plus
 
 import uvicorn
 
+from purplemux.server import feedcap
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
 from purplemux.server.connguard import Guard, default_limits, guarded_protocol
@@ -69,6 +70,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         )
     out.flush()
     limits = default_limits(settings.max_connections)
+    feedcap.slots = feedcap.for_connections(limits.total)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

@@ -47,5 +47,13 @@ class FeedSlots:
             del self.open[client]
 
 
+def for_connections(total: int) -> FeedSlots:
+    """The feed caps for a daemon that holds at most `total` connections: a quarter of them at
+    most, so requests (hooks first) keep the rest."""
+    feeds = max(1, min(TOTAL, total // 4))
+    return FeedSlots(per_client=max(1, min(PER_CLIENT, feeds // 2)), total=feeds)
+
+
 slots = FeedSlots()
-"""The daemon's feeds (one process serves one app)."""
+"""The daemon's feeds (one process serves one app); `purplemux serve` sets it from its
+connection cap."""
