@@ -10,11 +10,13 @@ import time
 from pathlib import Path
 
 from purplemux import fdlimit
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
 
 log = logging.getLogger(__name__)
+waiting = RateLimitedLog(log)
 
 SPOOL_SWEEP = 10.0
 """Seconds between looks for hook bodies orphaned in the spool's .tmp folder..."""
@@ -46,7 +48,9 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
         try:
             await rt.ingest(event, live=live)
         except Exception as exc:  # not stored (the database is locked?): keep it, and the order
-            log.warning("cannot apply spooled events yet (%s); retrying later", exc)
+            waiting.warning(
+                "store", "cannot apply spooled events yet (%s); retrying later", str(exc)[:300]
+            )
             break
         await asyncio.to_thread(spool.remove, path)
         applied += 1

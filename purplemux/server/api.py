@@ -92,8 +92,8 @@ class HookFastPath:
 
 
 async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
-    """One hook call: 413/400 for the body, 422 for a payload Claude would never send, else 202
-    once its event is stored."""
+    """One hook call: 413/400 for the body, 422 for a payload Claude would never send, 503 when
+    the store cannot take it, else 202 once its event is stored."""
     payload = await read_json(request)
     # ASGI decodes headers as latin-1; the script sends UTF-8 (a tmux socket path may hold any).
     headers = {
@@ -103,7 +103,13 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
         event = to_event(payload, headers, time.time())
     except PayloadError as exc:
         raise HTTPException(422, str(exc)) from None
-    await rt.ingest(event, live=True)
+    try:
+        await rt.ingest(event, live=True)
+    except Exception as exc:
+        # Not stored (the database is failing, locked, truncated): never acknowledge it. The
+        # script spools on 5xx, and the spool is applied once the store takes events again.
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise HTTPException(503, f"the event was not stored: {reason}") from None
     return JSONResponse({"ok": True, "id": event.id}, status_code=202)
 
 
