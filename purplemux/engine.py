@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from purplemux import events as ev
+from purplemux import fdlimit
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
@@ -219,14 +220,17 @@ class Engine:
             except Exception as exc:
                 # A store that keeps failing (a full disk, a truncated file) fails every batch:
                 # the traceback once per cause, then a line per cause every 10 minutes.
-                failing.log(
-                    ("batch", type(exc).__name__, str(exc)[:200]),
-                    logging.ERROR,
-                    "engine failed to apply a batch of %d events: %s",
-                    len(batch),
-                    " ".join(str(exc).split())[:500],
-                    exc_info=True,
-                )
+                if fdlimit.exhausted(exc):
+                    fdlimit.say("engine", exc)
+                else:
+                    failing.log(
+                        ("batch", type(exc).__name__, str(exc)[:200]),
+                        logging.ERROR,
+                        "engine failed to apply a batch of %d events: %s",
+                        len(batch),
+                        " ".join(str(exc).split())[:500],
+                        exc_info=True,
+                    )
                 for it in batch:
                     if it.done and not it.done.done():
                         it.done.set_exception(exc)

@@ -15,6 +15,7 @@ from urllib.parse import unquote_plus
 
 import uvicorn
 
+from purplemux.loglimits import BoundLines
 from purplemux.server import feedcap
 from purplemux.server.app import create_app
 from purplemux.server.auth import load_or_create_token
@@ -90,11 +91,13 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
     # uvicorn logs every WebSocket handshake with its query string, access log or not: every
     # handler that writes a line (ours and uvicorn's own) blanks secrets first.
     redact = RedactTokens([token])
+    bound = BoundLines()  # after redaction: a cut never leaves part of a secret
     for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.addFilter(redact)
         for handler in logger.handlers:
             handler.addFilter(redact)
+            handler.addFilter(bound)
     server = QuietServer(config)
     server.run()
     return 0

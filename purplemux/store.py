@@ -134,6 +134,7 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: int | None = None
+        self._wal: int | None = None
         self.broken: str | None = None
         """Why the file can no longer be trusted, once verify() found it damaged."""
         """The database file as opened (read only): what verify() compares the path with."""
@@ -185,11 +186,17 @@ class Store:
         # The header's page count is valid when its change counter matches (SQLite >= 3.7).
         if head[24:28] == head[92:96] and opened.st_size < pages * (65536 if page == 1 else page):
             raise StoreBroken(f"the state database {self.path} was truncated")
+        wal_path = f"{self.path}-wal"
         try:
-            with open(f"{self.path}-wal", "rb") as wal:
-                magic = wal.read(4)
+            now = os.stat(wal_path)
         except FileNotFoundError:
             return
+        if self._wal is None:  # opened once and kept: a check per commit costs no descriptor
+            self._wal = os.open(wal_path, os.O_RDONLY | os.O_CLOEXEC)
+        kept = os.fstat(self._wal)
+        if (now.st_dev, now.st_ino) != (kept.st_dev, kept.st_ino):
+            raise StoreBroken(f"the write-ahead log {wal_path} was replaced or removed")
+        magic = os.pread(self._wal, 4, 0)
         if magic and magic not in WAL_MAGIC:
             raise StoreBroken(f"the write-ahead log {self.path}-wal was truncated or overwritten")
 
@@ -215,9 +222,10 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
-        if self._file is not None:
-            os.close(self._file)
-            self._file = None
+        for fd in (self._file, self._wal):
+            if fd is not None:
+                os.close(fd)
+        self._file = self._wal = None
 
     # --- sessions and events -------------------------------------------------------------------
 

@@ -71,6 +71,8 @@ class Guard:
         self.total = total if total is not None else default_limits().total
         self.clients: dict[str, OrderedDict[Any, None]] = {}
         self.all: OrderedDict[Any, None] = OrderedDict()
+        self.feeds: dict[Any, Any] = {}
+        """The HTTP connection each upgraded transport (a live feed) came in on."""
 
     def admit(self, conn: Any) -> bool:
         """Room for this connection, made by closing the oldest idle one if need be."""
@@ -154,20 +156,17 @@ def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
             super().on_response_complete()
             self._pmx_arm()
 
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.ws_protocol_class = _counted_feeds(self.ws_protocol_class, guard)
+
         def handle_websocket_upgrade(self) -> None:
             # The WebSocket protocol takes the transport over; the feed has its own lifetime,
             # but keeps its descriptor: it stays counted (never pushed out) until it closes.
             self._pmx_disarm()
             self.pmx_feed = True
+            guard.feeds[self.transport] = self
             super().handle_websocket_upgrade()
-            feed = self.transport.get_protocol()
-            lost = feed.connection_lost
-
-            def feed_lost(exc: Exception | None) -> None:
-                guard.release(self)
-                lost(exc)
-
-            feed.connection_lost = feed_lost  # type: ignore[method-assign]
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._pmx_disarm()
@@ -175,3 +174,24 @@ def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
             super().connection_lost(exc)
 
     return GuardedHttpTools
+
+
+_feed_classes: dict[tuple[type, int], type] = {}
+
+
+def _counted_feeds(base: Any, guard: Guard) -> Any:
+    """uvicorn's WebSocket protocol, giving its connection's slot back when it closes."""
+    if base is None:
+        return None
+    key = (base, id(guard))
+    if key not in _feed_classes:
+
+        class CountedFeed(base):  # type: ignore[misc]
+            def connection_lost(self, exc: Exception | None) -> None:
+                conn = guard.feeds.pop(self.transport, None)
+                if conn is not None:
+                    guard.release(conn)
+                super().connection_lost(exc)
+
+        _feed_classes[key] = CountedFeed
+    return _feed_classes[key]
