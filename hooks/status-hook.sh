@@ -79,8 +79,9 @@ case $ts in *[!0-9]*) ts=0 ;; esac
 id=$ts-$$
 tmp=$spool/.tmp/$id.json
 
-[ -d "$spool/.tmp" ] || mkdir -p "$spool/.tmp"
-if cat >"$tmp"; then
+if [ -h "$spool" ] || [ -h "$spool/.tmp" ]; then
+	body=- # a spool folder that is a symbolic link is never written through (nor read)
+elif { [ -d "$spool/.tmp" ] || mkdir -p "$spool/.tmp"; } && cat >"$tmp"; then
 	body=$tmp
 elif [ -e "$tmp" ]; then
 	# The copy failed half-way (disk full): the rest of stdin is gone, so is the event.
