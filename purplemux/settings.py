@@ -16,6 +16,8 @@ DEFAULT_RETENTION = 7 * 24 * 3600.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DEFAULT_PORT = 8022
 MAX_BODY = 1024 * 1024
+MAX_HOOK_BODY = 16 * MAX_BODY
+"""A hook body up to this is taken with its long strings cut (purplemux.sources.trim)."""
 HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 

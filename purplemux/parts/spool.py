@@ -12,8 +12,10 @@ from pathlib import Path
 from purplemux import fdlimit
 from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
+from purplemux.settings import MAX_BODY
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
+from purplemux.sources.trim import trim_strings
 
 log = logging.getLogger(__name__)
 waiting = RateLimitedLog(log)
@@ -35,10 +37,20 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
     for path in files:
         try:
             delivery = await asyncio.to_thread(spool.read_delivery, path)
-            payload = json.loads(delivery.body)
+            body = delivery.body
+            if len(body) > MAX_BODY:  # as the daemon takes it live: long strings cut
+                body = await asyncio.to_thread(trim_strings, body)
+            if len(body) > MAX_BODY:
+                raise spool.SpoolTooLarge(f"{path.name}: larger than {MAX_BODY} bytes, cut")
+            payload = json.loads(body)
             event = to_event(payload, delivery.headers, time.time())
         except FileNotFoundError:
             continue  # applied meanwhile by the other drain (the watcher and the sweep race)
+        except spool.SpoolTooLarge as exc:
+            # Refused, as a live delivery is (413, final): not stored, not kept.
+            log.warning("refusing spooled hook event %s: %s", path.stem, exc)
+            await asyncio.to_thread(spool.remove, path)
+            continue
         except (OSError, ValueError, RecursionError, PayloadError) as exc:
             if fdlimit.exhausted(exc):
                 raise  # the file is fine, we are not: keep it, the next pass applies it

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from purplemux.ratelimit_log import RateLimitedLog
-from purplemux.settings import MAX_BODY
+from purplemux.settings import MAX_HOOK_BODY
 from purplemux.sources.watch import watch_dirs
 
 log = logging.getLogger(__name__)
@@ -28,12 +28,17 @@ REQUIRED = (HEADER_ID, HEADER_TS)
 SPOOL_SUFFIX = ".spool"
 BODY_SUFFIX = ".json"
 TMP_DIR = ".tmp"
-MAX_FILE = 16 * MAX_BODY
-"""Bytes of one spooled file read at most (a hook body past it is refused by the daemon too)."""
+MAX_FILE = MAX_HOOK_BODY + 65536
+"""Bytes of one spooled file read at most: a hook body past MAX_HOOK_BODY (and its headers) is
+refused, as the daemon refuses it live (413)."""
 
 
 class SpoolError(ValueError):
     """A spool file that the hook script cannot have written; the message says why."""
+
+
+class SpoolTooLarge(SpoolError):
+    """A spooled hook body the daemon refuses as too large, as it would have live (413)."""
 
 
 @dataclass(frozen=True)
@@ -90,10 +95,10 @@ def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise SpoolError(f"{path.name} is not a regular file: not read")
         if st.st_size > limit:
-            raise SpoolError(f"{path.name} holds {st.st_size} bytes, more than {limit}")
+            raise SpoolTooLarge(f"{path.name} holds {st.st_size} bytes, more than {limit}")
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise SpoolError(f"{path.name} holds more than {limit} bytes")
+        raise SpoolTooLarge(f"{path.name} holds more than {limit} bytes")
     return data
 
 
