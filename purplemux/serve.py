@@ -70,8 +70,8 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
             file=out,
         )
     out.flush()
-    limits = default_limits(settings.max_connections)
-    feedcap.slots = feedcap.for_connections(limits.total)
+    limits = default_limits(settings.max_connections, settings.max_feeds)
+    feedcap.slots = feedcap.for_connections(limits.total, settings.max_feeds)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

@@ -59,6 +59,9 @@ class Settings:
     max_connections: int | None = None
     """Connections of all clients together (PURPLEMUX_MAX_CONNECTIONS; default: from ulimit -n,
     at most 1,024)."""
+    max_feeds: int | None = None
+    """Live feeds (WebSockets), in all and from one address (PURPLEMUX_MAX_FEEDS; default: 128
+    in all and 16 per address, fewer under a low ulimit -n)."""
     retention: float = DEFAULT_RETENTION
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
     allowed_hosts: tuple[str, ...] = ()
@@ -160,6 +163,7 @@ class Settings:
                 env.get("PURPLEMUX_MAX_CONNECTIONS"), 0, "PURPLEMUX_MAX_CONNECTIONS"
             )
             or None,
+            max_feeds=_int(env.get("PURPLEMUX_MAX_FEEDS"), 0, "PURPLEMUX_MAX_FEEDS") or None,
             allowed_hosts=tuple(
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),

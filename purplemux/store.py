@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -135,6 +136,7 @@ class Store:
         self.path = path
         self._file: int | None = None
         self._wal: int | None = None
+        self._verifying = threading.Lock()
         self.broken: str | None = None
         """Why the file can no longer be trusted, once verify() found it damaged."""
         """The database file as opened (read only): what verify() compares the path with."""
@@ -163,7 +165,8 @@ class Store:
         if self.broken is not None:
             raise StoreBroken(self.broken)
         try:
-            self._verify()
+            with self._verifying:  # the store thread and the loop's duplicate check both call it
+                self._verify()
         except StoreBroken as exc:
             self.broken = f"{exc}: hook events wait in the spool. {_unusable(self.path, exc)}"
             log.error("%s", self.broken)

@@ -44,14 +44,18 @@ class Limits:
     total: int
 
 
-def default_limits(total: int | None = None) -> Limits:
+def default_limits(total: int | None = None, feeds: int | None = None) -> Limits:
     """TOTAL and PER_CLIENT, or fewer when the process may open few files (ulimit -n);
-    `total`: the setting PURPLEMUX_MAX_CONNECTIONS, when given."""
+    `total`: the setting PURPLEMUX_MAX_CONNECTIONS, when given; `feeds`: PURPLEMUX_MAX_FEEDS,
+    which one address may all hold, with PER_CLIENT / 2 requests beside them."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if total is None:
         room = TOTAL if soft == resource.RLIM_INFINITY or soft <= 0 else soft - RESERVED_FDS
         total = max(8, min(TOTAL, room))
-    return Limits(per_client=max(4, min(PER_CLIENT, total // 2)), total=max(1, total))
+    per_client = max(4, min(PER_CLIENT, total // 2))
+    if feeds is not None:
+        per_client = max(per_client, feeds + PER_CLIENT // 2)
+    return Limits(per_client=per_client, total=max(1, total))
 
 
 def default_per_client() -> int:

@@ -47,9 +47,12 @@ class FeedSlots:
             del self.open[client]
 
 
-def for_connections(total: int) -> FeedSlots:
+def for_connections(total: int, feeds: int | None = None) -> FeedSlots:
     """The feed caps for a daemon that holds at most `total` connections: a quarter of them at
-    most, so requests (hooks first) keep the rest."""
+    most, so requests (hooks first) keep the rest; `feeds` (PURPLEMUX_MAX_FEEDS): that many in
+    all, all of them from one address if need be."""
+    if feeds is not None:
+        return FeedSlots(per_client=feeds, total=feeds)
     feeds = max(1, min(TOTAL, total // 4))
     return FeedSlots(per_client=max(1, min(PER_CLIENT, feeds // 2)), total=feeds)
 
