@@ -272,7 +272,8 @@ class Clients:
 
 
 def run(root: Path, concurrency: list[int], events: int, repeat: int) -> IngestResult:
-    daemon = bench_daemon(root, "ingest")
+    # 50 viewers from one address: past the default feed cap (16 per address).
+    daemon = bench_daemon(root, "ingest", PURPLEMUX_MAX_FEEDS=str(WS_CLIENTS + 14))
     with running(daemon) as d:
         # For comparison: the highest concurrency before any WebSocket client is attached.
         baseline = one_run(d, max(concurrency), events)

@@ -157,7 +157,9 @@ async def measure(daemon: Daemon, clients: int, samples: int) -> WsResult:
 
 def run(root: Path, client_counts: list[int], samples: int) -> list[WsResult]:
     """One daemon; a measurement per client count."""
-    with running(bench_daemon(root, "ws")) as d:
+    # Every client from one address: past the default feed cap (16 per address).
+    feeds = str(max(client_counts, default=1) + 14)
+    with running(bench_daemon(root, "ws", PURPLEMUX_MAX_FEEDS=feeds)) as d:
         return [asyncio.run(measure(d, n, samples)) for n in client_counts]
 
 

@@ -46,7 +46,8 @@ deliver() {
 			--data-binary @"$body" "http://127.0.0.1:$port/api/hooks")
 	fi
 	case $code in
-	2??)
+	2?? | 413)
+		# 413: too large even with its long strings cut; final, so not spooled either.
 		[ "$body" = - ] || rm -f "$body"
 		return 0
 		;;
@@ -79,8 +80,9 @@ case $ts in *[!0-9]*) ts=0 ;; esac
 id=$ts-$$
 tmp=$spool/.tmp/$id.json
 
-[ -d "$spool/.tmp" ] || mkdir -p "$spool/.tmp"
-if cat >"$tmp"; then
+if [ -h "$spool" ] || [ -h "$spool/.tmp" ]; then
+	body=- # a spool folder that is a symbolic link is never written through (nor read)
+elif { [ -d "$spool/.tmp" ] || mkdir -p "$spool/.tmp"; } && cat >"$tmp"; then
 	body=$tmp
 elif [ -e "$tmp" ]; then
 	# The copy failed half-way (disk full): the rest of stdin is gone, so is the event.

@@ -11,16 +11,19 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from purplemux import events as ev
+from purplemux import fdlimit
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
 from purplemux.notify.once import LiveEntries
 from purplemux.present import Origin, SessionView, present, session_json
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
 log = logging.getLogger(__name__)
+failing = RateLimitedLog(log)
 
 BATCH = 512
 SEEN_IDS = 50_000
@@ -258,7 +261,19 @@ class Engine:
             try:
                 await self._process(batch)
             except Exception as exc:
-                log.exception("engine failed to apply a batch of %d events", len(batch))
+                # A store that keeps failing (a full disk, a truncated file) fails every batch:
+                # the traceback once per cause, then a line per cause every 10 minutes.
+                if fdlimit.exhausted(exc):
+                    fdlimit.say("engine", exc)
+                else:
+                    failing.log(
+                        ("batch", type(exc).__name__, str(exc)[:200]),
+                        logging.ERROR,
+                        "engine failed to apply a batch of %d events: %s",
+                        len(batch),
+                        " ".join(str(exc).split())[:500],
+                        exc_info=True,
+                    )
                 for it in batch:
                     if it.done and not it.done.done():
                         it.done.set_exception(exc)

@@ -17,8 +17,10 @@ from urllib.parse import unquote_plus
 import uvicorn
 
 from purplemux.home import load_or_create_token
+from purplemux.loglimits import BoundLines
+from purplemux.server import feedcap
 from purplemux.server.app import create_app
-from purplemux.server.connguard import Guard, default_per_client, guarded_protocol
+from purplemux.server.connguard import Guard, default_limits, guarded_protocol
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
@@ -75,6 +77,8 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
             file=out,
         )
     out.flush()
+    limits = default_limits(settings.max_connections, settings.max_feeds)
+    feedcap.slots = feedcap.for_connections(limits.total, settings.max_feeds)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
@@ -86,9 +90,10 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         # bytes that costs more than it saves (benchmarks: the WebSocket fan-out).
         ws_per_message_deflate=False,
         # Idle keep-alive connections go after a few seconds; a connection that sends no whole
-        # request in time, or one past its client's share, is closed (server/connguard.py).
+        # request in time, or one past its client's share or the total, is closed
+        # (server/connguard.py).
         timeout_keep_alive=int(min(5.0, settings.request_timeout)) or 1,
-        http=guarded_protocol(Guard(default_per_client(), settings.request_timeout)),
+        http=guarded_protocol(Guard(limits.per_client, settings.request_timeout, limits.total)),
         # On SIGTERM a request still open after this long is cancelled (a hook's sender then
         # spools it): stopping must not wait on a slow client (issue 22: stop means stop).
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
@@ -96,11 +101,13 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
     # uvicorn logs every WebSocket handshake with its query string, access log or not: every
     # handler that writes a line (ours and uvicorn's own) blanks secrets first.
     redact = RedactTokens([token])
+    bound = BoundLines()  # after redaction: a cut never leaves part of a secret
     for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.addFilter(redact)
         for handler in logger.handlers:
             handler.addFilter(redact)
+            handler.addFilter(bound)
     server = QuietServer(config)
     server.run()
     return 0

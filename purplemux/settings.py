@@ -16,6 +16,8 @@ DEFAULT_RETENTION = 7 * 24 * 3600.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DEFAULT_PORT = 8022
 MAX_BODY = 1024 * 1024
+MAX_HOOK_BODY = 16 * MAX_BODY
+"""A hook body up to this is taken with its long strings cut (purplemux.sources.trim)."""
 HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
@@ -54,6 +56,12 @@ class Settings:
 
     request_timeout: float = 10.0
     """Seconds a connection may take to send a whole request (PURPLEMUX_REQUEST_TIMEOUT)."""
+    max_connections: int | None = None
+    """Connections of all clients together (PURPLEMUX_MAX_CONNECTIONS; default: from ulimit -n,
+    at most 1,024)."""
+    max_feeds: int | None = None
+    """Live feeds (WebSockets), in all and from one address (PURPLEMUX_MAX_FEEDS; default: 128
+    in all and 16 per address, fewer under a low ulimit -n)."""
     retention: float = DEFAULT_RETENTION
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
     allowed_hosts: tuple[str, ...] = ()
@@ -154,6 +162,11 @@ class Settings:
             request_timeout=duration(
                 env.get("PURPLEMUX_REQUEST_TIMEOUT"), 10.0, "PURPLEMUX_REQUEST_TIMEOUT"
             ),
+            max_connections=_int(
+                env.get("PURPLEMUX_MAX_CONNECTIONS"), 0, "PURPLEMUX_MAX_CONNECTIONS"
+            )
+            or None,
+            max_feeds=_int(env.get("PURPLEMUX_MAX_FEEDS"), 0, "PURPLEMUX_MAX_FEEDS") or None,
             allowed_hosts=tuple(
                 h.strip() for h in env.get("PURPLEMUX_ALLOWED_HOSTS", "").split(",") if h.strip()
             ),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -136,11 +138,26 @@ def _unusable(path: Path, reason: object) -> str:
     )
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+class StoreBroken(StoreError):
+    """The database file changed under the running daemon (truncated, replaced, removed):
+    nothing written now would survive, so nothing is acknowledged as stored."""
+
+
 class Store:
     """Synchronous store; use it from one thread only (see AsyncStore)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file: int | None = None
+        self._wal: int | None = None
+        self._verifying = threading.Lock()
+        self.broken: str | None = None
+        """Why the file can no longer be trusted, once verify() found it damaged."""
+        """The database file as opened (read only): what verify() compares the path with."""
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -152,6 +169,57 @@ class Store:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(_unusable(path, exc)) from exc
+        try:
+            self._file = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            log.warning("cannot watch %s for damage while running", path, exc_info=True)
+
+    def verify(self) -> None:
+        """StoreBroken unless the file at `path` is still the database written, whole: the
+        same inode, an SQLite header, at least as long as the header says, a WAL that is one.
+        Costs a stat and two short reads; run after every commit, before it is acknowledged,
+        and before the log is asked which events it holds. Once broken, always broken (until a
+        restart): what it holds can no longer be trusted."""
+        if self.broken is not None:
+            raise StoreBroken(self.broken)
+        try:
+            with self._verifying:  # the store thread and the loop's duplicate check both call it
+                self._verify()
+        except StoreBroken as exc:
+            self.broken = f"{exc}: hook events wait in the spool. {_unusable(self.path, exc)}"
+            log.error("%s", self.broken)
+            raise StoreBroken(self.broken) from None
+
+    def _verify(self) -> None:
+        if self._file is None:
+            return
+        try:
+            now, opened = os.stat(self.path), os.fstat(self._file)
+            head = os.pread(self._file, 100, 0)
+        except FileNotFoundError:
+            raise StoreBroken(f"the state database {self.path} was removed") from None
+        if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise StoreBroken(f"the state database {self.path} was replaced by another file")
+        if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+            raise StoreBroken(f"the state database {self.path} was truncated or overwritten")
+        page = int.from_bytes(head[16:18], "big")
+        pages = int.from_bytes(head[28:32], "big")
+        # The header's page count is valid when its change counter matches (SQLite >= 3.7).
+        if head[24:28] == head[92:96] and opened.st_size < pages * (65536 if page == 1 else page):
+            raise StoreBroken(f"the state database {self.path} was truncated")
+        wal_path = f"{self.path}-wal"
+        try:
+            now = os.stat(wal_path)
+        except FileNotFoundError:
+            return
+        if self._wal is None:  # opened once and kept: a check per commit costs no descriptor
+            self._wal = os.open(wal_path, os.O_RDONLY | os.O_CLOEXEC)
+        kept = os.fstat(self._wal)
+        if (now.st_dev, now.st_ino) != (kept.st_dev, kept.st_ino):
+            raise StoreBroken(f"the write-ahead log {wal_path} was replaced or removed")
+        magic = os.pread(self._wal, 4, 0)
+        if magic and magic not in WAL_MAGIC:
+            raise StoreBroken(f"the write-ahead log {self.path}-wal was truncated or overwritten")
 
     def check(self) -> None:
         """Read every page once (PRAGMA quick_check): damage shows at start, not mid-run."""
@@ -175,6 +243,10 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        for fd in (self._file, self._wal):
+            if fd is not None:
+                os.close(fd)
+        self._file = self._wal = None
 
     # --- sessions and events -------------------------------------------------------------------
 
@@ -240,6 +312,7 @@ class Store:
                     if s.cost_usd is not None and s.updated_at > 0
                 ],
             )
+        self.verify()  # committed to a file that no longer holds the database: not stored
 
     def events_for(self, session_id: str, limit: int = 1000) -> list[dict[str, Any]]:
         rows = self.db.execute(
@@ -609,6 +682,7 @@ class AsyncStore:
         once per batch, before applying it; it is the only writer of the log): a lookup in the
         log's id index costs far less than a round trip through the store thread, which waits
         behind everything else the event loop has to do."""
+        self.sync.verify()  # a damaged file's log must not make a retried event a duplicate
         if self._reader is not None:
             try:
                 return _known_ids(self._reader, ids)

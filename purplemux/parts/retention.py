@@ -60,6 +60,9 @@ def tighten(home: Path) -> None:
     spool.mkdir(mode=0o700, exist_ok=True)
     _chmod(spool, 0o700)
     for folder in (spool, spool / ".tmp"):
+        if folder.is_symlink():  # never followed: its target's files are not ours to change
+            log.warning("%s is a symbolic link: not using it; remove it (it is made again)", folder)
+            continue
         _chmod(folder, 0o700)
         try:
             entries = list(os.scandir(folder))

@@ -9,11 +9,16 @@ import logging
 import time
 from pathlib import Path
 
+from purplemux import fdlimit
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
+from purplemux.settings import MAX_BODY
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
+from purplemux.sources.trim import trim_strings
 
 log = logging.getLogger(__name__)
+waiting = RateLimitedLog(log)
 
 SPOOL_SWEEP = 10.0
 """Seconds between looks for hook bodies orphaned in the spool's .tmp folder..."""
@@ -32,18 +37,32 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
     for path in files:
         try:
             delivery = await asyncio.to_thread(spool.read_delivery, path)
-            payload = json.loads(delivery.body)
+            body = delivery.body
+            if len(body) > MAX_BODY:  # as the daemon takes it live: long strings cut
+                body = await asyncio.to_thread(trim_strings, body)
+            if len(body) > MAX_BODY:
+                raise spool.SpoolTooLarge(f"{path.name}: larger than {MAX_BODY} bytes, cut")
+            payload = json.loads(body)
             event = to_event(payload, delivery.headers, time.time())
         except FileNotFoundError:
             continue  # applied meanwhile by the other drain (the watcher and the sweep race)
+        except spool.SpoolTooLarge as exc:
+            # Refused, as a live delivery is (413, final): not stored, not kept.
+            log.warning("refusing spooled hook event %s: %s", path.stem, exc)
+            await asyncio.to_thread(spool.remove, path)
+            continue
         except (OSError, ValueError, RecursionError, PayloadError) as exc:
+            if fdlimit.exhausted(exc):
+                raise  # the file is fine, we are not: keep it, the next pass applies it
             log.warning("skipping unreadable spool file %s: %s", path.name, exc)
             await asyncio.to_thread(_quarantine, path)
             continue
         try:
             await rt.ingest(event, live=live)
         except Exception as exc:  # not stored (the database is locked?): keep it, and the order
-            log.warning("cannot apply spooled events yet (%s); retrying later", exc)
+            waiting.warning(
+                "store", "cannot apply spooled events yet (%s); retrying later", str(exc)[:300]
+            )
             break
         await asyncio.to_thread(spool.remove, path)
         applied += 1
@@ -69,6 +88,10 @@ async def spool_sweeper(rt: Runtime) -> None:
 async def spool_watcher(rt: Runtime) -> None:
     """Files the hook script spools while we run (we were slow, or briefly unreachable)."""
     rt.settings.spool_dir.mkdir(parents=True, exist_ok=True)
+    # Restarted after a crash (out of descriptors): what was spooled meanwhile announced itself
+    # to no one, so it is applied now rather than at the sweeper's next look.
+    files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+    await _apply_spooled(rt, files, live=True)
     async for _ in spool.watch_spool(rt.settings.spool_dir):
         files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
         await _apply_spooled(rt, files, live=True)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from purplemux import fdlimit
 from purplemux.runtime import Runtime
 
 log = logging.getLogger("purplemux.parts")
@@ -79,6 +80,10 @@ class Supervisor:
                     # again (it would run until the daemon is killed).
                     log.info("%s ended with %s while stopping", name, type(exc).__name__)
                     raise asyncio.CancelledError from exc
+                if fdlimit.exhausted(exc):  # not the part's fault: try again soon, quietly
+                    fdlimit.say(name, exc)
+                    await asyncio.sleep(fdlimit.RETRY)
+                    continue
                 crash.count += 1
                 if loop.time() - began >= self.healthy_after:
                     delay = self.backoff_start

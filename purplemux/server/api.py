@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -23,15 +24,16 @@ from purplemux.server.runtime import (
     require_token,
     runtime,
 )
-from purplemux.settings import MAX_BODY
+from purplemux.settings import MAX_BODY, MAX_HOOK_BODY
 from purplemux.sources.hooks import PayloadError, to_event
+from purplemux.sources.trim import trim_strings
 
 router = APIRouter()
 HOOKS = "/api/hooks"
 
 
-async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
-    """The request body as JSON: 413 past `limit` bytes, 400 when it is not JSON."""
+async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The request body: 413 past `limit` bytes."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"body larger than {limit} bytes")
@@ -42,7 +44,50 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
         if size > limit:
             raise HTTPException(413, f"body larger than {limit} bytes")
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request body as JSON: 413 past `limit` bytes, 400 when it is not JSON."""
+    return parse_json(await read_body(request, limit))
+
+
+async def read_hook(request: Request) -> Any:
+    """A hook body as JSON. Past MAX_BODY (and up to MAX_HOOK_BODY) its long strings are cut
+    (purplemux.sources.trim): 413 only when even that leaves it past MAX_BODY. A 413 is final:
+    the script does not spool it."""
+    declared = request.headers.get("content-length") or ""
+    if not (declared.isdigit() and int(declared) > MAX_BODY):
+        try:
+            return parse_json(await read_body(request, MAX_BODY))
+        except HTTPException as exc:
+            if exc.status_code != 413:
+                raise
+            # No length given (chunked) and over the limit: the rest cannot be read again.
+            raise HTTPException(413, f"a chunked hook body larger than {MAX_BODY} bytes") from None
+    global _oversized
+    if _oversized >= OVERSIZED_AT_ONCE:  # each holds up to MAX_HOOK_BODY in memory
+        raise HTTPException(503, "busy with other large hook bodies: spool it, it is applied soon")
+    _oversized += 1
+    try:
+        raw = await read_body(request, MAX_HOOK_BODY)
+        fitted = await asyncio.to_thread(trim_strings, raw)
+    finally:
+        _oversized -= 1
+    if len(fitted) > MAX_BODY:
+        raise HTTPException(
+            413, f"hook body larger than {MAX_BODY} bytes even with its long strings cut"
+        )
+    return parse_json(fitted)
+
+
+OVERSIZED_AT_ONCE = 2
+_oversized = 0
+"""Oversized hook bodies being read now."""
+
+
+def parse_json(raw: bytes) -> Any:
+    """JSON, or 400."""
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
@@ -89,9 +134,9 @@ class HookFastPath:
 
 
 async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
-    """One hook call: 413/400 for the body, 422 for a payload Claude would never send, else 202
-    once its event is stored."""
-    payload = await read_json(request)
+    """One hook call: 413/400 for the body, 422 for a payload Claude would never send, 503 when
+    the store cannot take it, else 202 once its event is stored."""
+    payload = await read_hook(request)
     # ASGI decodes headers as latin-1; the script sends UTF-8 (a tmux socket path may hold any).
     headers = {
         k: v.encode("latin-1").decode("utf-8", "replace") for k, v in request.headers.items()
@@ -100,7 +145,13 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
         event = to_event(payload, headers, time.time())
     except PayloadError as exc:
         raise HTTPException(422, str(exc)) from None
-    await rt.ingest(event, live=True)
+    try:
+        await rt.ingest(event, live=True)
+    except Exception as exc:
+        # Not stored (the database is failing, locked, truncated): never acknowledge it. The
+        # script spools on 5xx, and the spool is applied once the store takes events again.
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise HTTPException(503, f"the event was not stored: {reason}") from None
     return JSONResponse({"ok": True, "id": event.id}, status_code=202)
 
 

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from purplemux.server.runtime import actor_of, is_authenticated, runtime
+from purplemux.server import feedcap
+from purplemux.server.runtime import Runtime, actor_of, is_authenticated, runtime
 
 router = APIRouter()
 
@@ -34,7 +35,19 @@ async def stream(ws: WebSocket) -> None:
         await ws.close(code=4401 if same_origin(ws) else 4403)
         return
     rt = runtime(ws)
+    client = ws.client.host if ws.client else "?"
     await ws.accept()
+    refused = feedcap.slots.take(client)
+    if refused is not None:
+        await ws.close(code=feedcap.TRY_AGAIN, reason=refused)
+        return
+    try:
+        await _serve(ws, rt)
+    finally:
+        feedcap.slots.give_back(client)
+
+
+async def _serve(ws: WebSocket, rt: Runtime) -> None:
     feed = rt.engine.feed
     sub, snapshot = feed.subscribe()
 

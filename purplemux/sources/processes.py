@@ -13,6 +13,7 @@ from typing import Protocol
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 
+from purplemux import fdlimit
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
 from purplemux.procinfo import ProcInfo, is_claude
@@ -265,7 +266,10 @@ class ProcessPoller:
                 claims = list(self._claims())
                 return await asyncio.to_thread(self._poll, dict(known_sessions), claims)
             except Exception as exc:
-                log.warning("process poll failed: %s", exc)
+                if fdlimit.exhausted(exc):
+                    fdlimit.say("process poll", exc)  # once, not every poll
+                else:
+                    log.warning("process poll failed: %s", exc)
                 return []
 
     def _learn_sockets(self, claims: list[SessionClaim]) -> None:

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import logging
+import os
+import stat
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.settings import MAX_HOOK_BODY
 from purplemux.sources.watch import watch_dirs
+
+log = logging.getLogger(__name__)
+warn = RateLimitedLog(log)
 
 # The hook script's delivery headers; the spool file repeats them (see hooks/status-hook.sh).
 HEADER_ID = "x-purplemux-event-id"
@@ -19,10 +28,17 @@ REQUIRED = (HEADER_ID, HEADER_TS)
 SPOOL_SUFFIX = ".spool"
 BODY_SUFFIX = ".json"
 TMP_DIR = ".tmp"
+MAX_FILE = MAX_HOOK_BODY + 65536
+"""Bytes of one spooled file read at most: a hook body past MAX_HOOK_BODY (and its headers) is
+refused, as the daemon refuses it live (413)."""
 
 
 class SpoolError(ValueError):
     """A spool file that the hook script cannot have written; the message says why."""
+
+
+class SpoolTooLarge(SpoolError):
+    """A spooled hook body the daemon refuses as too large, as it would have live (413)."""
 
 
 @dataclass(frozen=True)
@@ -65,17 +81,38 @@ def _check(headers: dict[str, str]) -> None:
         raise SpoolError(f"{HEADER_TS} is not a number of nanoseconds: {headers[HEADER_TS]!r}")
 
 
+def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
+    """A spooled file's bytes: never through a symbolic link (O_NOFOLLOW), never a FIFO or a
+    device (non-blocking open, then fstat), never more than `limit` bytes (SpoolError)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SpoolError(f"{path.name} is a symbolic link: not read") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise SpoolError(f"{path.name} is not a regular file: not read")
+        if st.st_size > limit:
+            raise SpoolTooLarge(f"{path.name} holds {st.st_size} bytes, more than {limit}")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise SpoolTooLarge(f"{path.name} holds more than {limit} bytes")
+    return data
+
+
 def read_delivery(path: Path) -> Delivery:
     """Read a spool file, or an orphaned body from .tmp (headers then come from its name)."""
     if path.suffix == SPOOL_SUFFIX:
-        return parse_spool(path.read_bytes())
+        return parse_spool(read_file(path))
     if path.suffix == BODY_SUFFIX:
         # The hook was stopped between saving stdin and spooling: only the name survives, which
         # holds the event id and the time. The pane and tmux socket are unknown, so absent.
         ts = _name_ts(path)
         if ts is None:
             raise SpoolError(f"{path.name}: not named <ts>-<pid>{BODY_SUFFIX}")
-        return Delivery(headers={HEADER_ID: path.stem, HEADER_TS: str(ts)}, body=path.read_bytes())
+        return Delivery(headers={HEADER_ID: path.stem, HEADER_TS: str(ts)}, body=read_file(path))
     raise SpoolError(f"{path.name}: neither a {SPOOL_SUFFIX} file nor a {BODY_SUFFIX} body")
 
 
@@ -85,20 +122,48 @@ def pending_files(
     """Every spooled event, plus bodies orphaned in .tmp, oldest source time first."""
     now = time.time() if now is None else now
     found: dict[str, Path] = {}
+    if _linked(spool_dir):
+        return []
+    tmp = spool_dir / TMP_DIR
+    if not _linked(tmp):
+        for path, st in _regular(tmp, BODY_SUFFIX):
+            # A younger body may belong to a hook that is still delivering it.
+            if now - st.st_mtime >= stale_after:
+                found[path.stem] = path
+    for path, _st in _regular(spool_dir, SPOOL_SUFFIX):
+        found[path.stem] = path  # the spool file has the headers the body lacks
+    return sorted(found.values(), key=_order)
+
+
+def _linked(folder: Path) -> bool:
+    """A spool folder that is a symbolic link is never followed (said once)."""
+    try:
+        linked = stat.S_ISLNK(os.lstat(folder).st_mode)
+    except OSError:
+        return False
+    if linked:
+        warn.warning(("link", str(folder)), "%s is a symbolic link: not read; remove it", folder)
+    return linked
+
+
+def _regular(folder: Path, suffix: str) -> list[tuple[Path, os.stat_result]]:
+    """The regular files named *suffix in folder (lstat: a symbolic link is skipped, unread)."""
+    out: list[tuple[Path, os.stat_result]] = []
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        for path in (spool_dir / TMP_DIR).glob(f"*{BODY_SUFFIX}"):
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(suffix):
+                continue
             try:
-                age = now - path.stat().st_mtime
+                st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue  # delivered or spooled while we looked
-            # A younger body may belong to a hook that is still delivering it.
-            if age >= stale_after and path.is_file():
-                found[path.stem] = path
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        for path in spool_dir.glob(f"*{SPOOL_SUFFIX}"):
-            if path.is_file():
-                found[path.stem] = path  # the spool file has the headers the body lacks
-    return sorted(found.values(), key=_order)
+            if stat.S_ISREG(st.st_mode):
+                out.append((Path(entry.path), st))
+            elif stat.S_ISLNK(st.st_mode):
+                warn.warning(
+                    ("link", entry.path), "skipping %s: a symbolic link, not read", entry.name
+                )
+    return out
 
 
 def remove(path: Path) -> None:
@@ -137,7 +202,7 @@ async def watch_spool(
             # added. Not recursive, so every name is directly in spool_dir (never in .tmp).
             paths = {spool_dir / Path(name).name for name in changes or ()}
             ready = sorted(
-                (p for p in paths if p.name.endswith(SPOOL_SUFFIX) and p.is_file()), key=_order
+                (p for p in paths if p.name.endswith(SPOOL_SUFFIX) and _is_regular(p)), key=_order
             )
             if ready:
                 yield ready
@@ -150,6 +215,13 @@ async def watch_spool(
             f.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
         await watch.aclose()
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _name_ts(path: Path) -> int | None:

@@ -114,3 +114,108 @@ def test_the_request_timeout_setting() -> None:
     assert Settings.from_env({"PURPLEMUX_REQUEST_TIMEOUT": "30s"}).request_timeout == 30.0
     with pytest.raises(ValueError, match="PURPLEMUX_REQUEST_TIMEOUT"):
         Settings.from_env({"PURPLEMUX_REQUEST_TIMEOUT": "soon"})
+
+
+# --- all clients together (issue 22) ------------------------------------------------------------
+
+ADDRESSES = [f"127.0.0.{n}" for n in range(2, 12)]
+"""Ten loopback client addresses: each stays under the per-client cap, together far past the
+daemon's descriptors."""
+
+
+def half_sent(d: Daemon, address: str) -> socket.socket | None:
+    """A connection from `address` that sent half a request (None once the port refuses)."""
+    sock = socket.socket()
+    try:
+        sock.bind((address, 0))
+        sock.settimeout(2)
+        sock.connect(("127.0.0.1", d.port))
+        sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def flood(d: Daemon, per_address: int) -> list[socket.socket]:
+    socks = [half_sent(d, a) for a in ADDRESSES for _ in range(per_address)]
+    return [s for s in socks if s is not None]
+
+
+def still_open(socks: list[socket.socket]) -> int:
+    return sum(1 for s in socks if not closed_by_server(s, within=0.01))
+
+
+@pytest.fixture
+def slow_daemon(tmp_path: Path) -> Iterator[Daemon]:
+    """Half-sent requests stay (a 60 s request timeout): only the caps close them."""
+    d = Daemon(
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "60"},
+    ).start(timeout=20, preexec_fn=limit_fds)
+    yield d
+    d.stop()
+
+
+def test_a_flood_from_many_addresses_leaves_room_for_hooks(slow_daemon: Daemon) -> None:
+    d = slow_daemon
+    socks = flood(d, per_address=40)  # 400 half-sent requests, 40 per address (cap 64 each)
+    try:
+        assert len(socks) > FD_LIMIT
+        # The daemon holds no more than its total (ulimit -n less what it keeps for itself):
+        # it pushed the oldest idle ones out instead of running out of descriptors.
+        wait_for(lambda: still_open(socks) <= FD_LIMIT - 64, timeout=10)
+        # While the flood holds every slot, the real hook script is answered and stored...
+        run_hook(d.home, {"session_id": "during-flood", "hook_event_name": "SessionStart"})
+        wait_for(lambda: d.session("during-flood"), timeout=10)
+        assert d.api("GET", "/api/health")["status"] == "ok"
+    finally:
+        for s in socks:
+            s.close()
+    # ...nothing ran out (every part still works), and after the flood all is served.
+    run_hook(d.home, {"session_id": "after-flood", "hook_event_name": "SessionStart"})
+    wait_for(lambda: d.session("after-flood"), timeout=10)
+    assert d.proc is not None and d.proc.poll() is None
+    assert "Too many open files" not in d.logs()
+    assert not list((d.home / "spool").glob("*.spool"))
+
+
+def test_out_of_descriptors_the_daemon_keeps_going_and_recovers(tmp_path: Path) -> None:
+    """With the connection cap set past `ulimit -n`, a flood really takes every descriptor:
+    hooks meanwhile are spooled by the script, the parts that failed (the spool watcher, the
+    store) say so once and carry on, and once the flood goes every hook is stored."""
+    d = Daemon(
+        home=tmp_path / "home",
+        claude_dir=tmp_path / "claude",
+        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "60", "PURPLEMUX_MAX_CONNECTIONS": "100000"},
+    ).start(timeout=20, preexec_fn=limit_fds)
+    try:
+        socks = flood(d, per_address=40)
+        try:
+            for n in range(3):
+                run_hook(d.home, {"session_id": f"starved-{n}", "hook_event_name": "SessionStart"})
+            # Each delivery ends (answered, or spooled once curl gave up): none is in flight.
+            wait_for(lambda: not list((d.home / "spool" / ".tmp").glob("*.json")), timeout=15)
+        finally:
+            for s in socks:
+                s.close()
+
+        def stored(sid: str) -> bool:
+            try:
+                return d.session(sid) is not None
+            except OSError:  # reset: the daemon has not seen the flood go yet
+                return False
+
+        for n in range(3):
+            wait_for(lambda n=n: stored(f"starved-{n}"), timeout=15)  # type: ignore[misc]
+        run_hook(d.home, {"session_id": "recovered", "hook_event_name": "SessionStart"})
+        wait_for(lambda: d.session("recovered"), timeout=10)
+        assert d.proc is not None and d.proc.poll() is None
+        logs = d.logs()
+        assert "Traceback" not in logs and " ERROR " not in logs, logs[-3000:]
+        said = [line for line in logs.splitlines() if "out of file descriptors" in line]
+        parts = [line.split("purplemux.fds: ")[-1].split(":")[0] for line in said]
+        assert len(parts) == len(set(parts)), said  # once per part, not per retry
+    finally:
+        d.stop()

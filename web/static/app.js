@@ -302,6 +302,12 @@ function onClose(ws, event) {
     live.retry = setTimeout(connect, BACKOFF_MAX_MS);
     return;
   }
+  if (event.code === 1013) {
+    // The daemon is at its cap of live feeds: say so (its reason), try again later.
+    setConnection("disconnected", `not live — ${event.reason || "too many open tabs"}; retrying…`);
+    live.retry = setTimeout(connect, BACKOFF_MAX_MS);
+    return;
+  }
   const delay = live.backoff;
   live.backoff = Math.min(live.backoff * 2, BACKOFF_MAX_MS);
   setConnection("disconnected", "disconnected — reconnecting…");
