@@ -314,14 +314,17 @@ def present(s: Session, origin: Origin = LOCAL) -> SessionView:
     )
 
 
-def session_json(s: Session, origin: Origin = LOCAL) -> dict[str, Any]:
-    """A session as the API and the feed send it: its fields, its owner and its `view`."""
+def session_json(
+    s: Session, origin: Origin = LOCAL, view: SessionView | None = None
+) -> dict[str, Any]:
+    """A session as the API and the feed send it: its fields, its owner and its `view` (made
+    here unless the caller has it)."""
     return {
         **s.to_json(),
         "host": origin.host,
         "stale": origin.stale,
         "offline_since": origin.offline_since if origin.stale else None,
-        "view": present(s, origin).to_json(),
+        "view": (view or present(s, origin)).to_json(),
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from purplemux.hosts.broker import BrokerLink, Reply
 from purplemux.hosts.commands import run_local
 from purplemux.hosts.remote import RemoteView, Row, Sink
+from purplemux.listing import broker_badge
 from purplemux.machine import Notify
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
@@ -71,8 +72,13 @@ async def broker(rt: Runtime) -> None:
     engine.on_remove.append(link.publish_removed)
     engine.remote = view
     rt.broker = link
-    link.on_state = lambda health: feed.publish({"type": "broker", "broker": health})
-    feed.snapshot_extra = lambda: {"broker": link.health()}
+    link.on_state = lambda health: feed.publish(
+        {"type": "broker", "broker": health, "badge": broker_badge(health).to_json()}
+    )
+    feed.snapshot_extra = lambda: {
+        "broker": link.health(),
+        "badge": broker_badge(link.health()).to_json(),
+    }
     try:
         await link.run()
     finally:
