@@ -113,11 +113,12 @@ function flush() {
     older = older.filter((v) => !keep.has(v.id));
   }
   const fresh = new Set();
+  const dirty = pending.reset || list === null ? null : fresh;
   for (const s of pending.sessions.values()) {
     const prev = sessions.get(s.id);
     if (prev && s.seq < prev.seq) continue; // an older copy (a dismiss reply racing the feed)
     sessions.set(s.id, s);
-    if (!pending.reset) fresh.add(s.id);
+    fresh.add(s.id);
   }
   for (const id of pending.removed) forget(id);
   if (pending.list) list = pending.list;
@@ -126,7 +127,7 @@ function flush() {
   pending.list = null;
   pending.reset = false;
   if (list === null) return;
-  render();
+  render(dirty);
   // A live entry into the attention set: a notification when the page is not in front.
   if (!first && !document.hasFocus()) {
     for (const r of list.recent) {
@@ -144,11 +145,15 @@ function forget(id) {
 
 // --- rendering: move elements only when their place changes, so badge animations keep running ---
 
-function rowFor(v) {
+// The row of a view, filled when it is new or its session changed since the last frame (`dirty`:
+// the ids that changed, or null for all): a frame of a 1,000-row page touches only what moved.
+function rowFor(v, dirty = null) {
   let row = rows.get(v.id);
   if (!row) {
     row = els.template.content.querySelector(".row").cloneNode(true);
     rows.set(v.id, row);
+  } else if (dirty !== null && !dirty.has(v.id)) {
+    return row;
   }
   return view.fillRow(row, v, now());
 }
@@ -158,7 +163,7 @@ function placeAt(parent, child, index) {
   if (current !== child) parent.insertBefore(child, current);
 }
 
-function render() {
+function render(dirty = null) {
   const wantGroups = new Set();
   const wantWindows = new Set();
   const shown = new Set();
@@ -185,11 +190,11 @@ function render() {
         const s = sessions.get(id);
         if (!s) continue;
         shown.add(id);
-        placeAt(target, rowFor(s.view), at++);
+        placeAt(target, rowFor(s.view, dirty), at++);
       }
     });
   });
-  renderEnded(shown);
+  renderEnded(shown, dirty);
   for (const [key, box] of windowEls) {
     if (!wantWindows.has(key)) {
       box.remove();
@@ -217,14 +222,14 @@ function render() {
 }
 
 // The ended section: the server's first page, then what "Show more" fetched after it.
-function renderEnded(shown) {
+function renderEnded(shown, dirty) {
   const first = list.ended.filter((id) => sessions.has(id));
   const firstSet = new Set(first);
   older = older.filter((v) => !firstSet.has(v.id) && !shown.has(v.id) && !(sessions.has(v.id) && !sessions.get(v.id).ended));
   const views = [...first.map((id) => sessions.get(id).view), ...older];
   views.forEach((v, i) => {
     shown.add(v.id);
-    placeAt(els.ended, rowFor(v), i);
+    placeAt(els.ended, rowFor(v, dirty), i);
   });
   els.endedSection.hidden = list.ended_total === 0;
   els.endedCount.textContent = String(list.ended_total);
