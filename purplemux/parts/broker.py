@@ -27,13 +27,36 @@ async def broker(rt: Runtime) -> None:
         session = Session.from_record(row)
         engine._call(engine.on_notify, session, Notify(State(row["state"]), session.state_since))
 
+    # Other hosts' changes go out together, once per turn of the loop (a host's resync of 1,000
+    # rows is one feed message, and one list, not 1,000).
+    rows: dict[str, Row] = {}
+    gone: dict[str, None] = {}
+    flushing: list[asyncio.Handle] = []
+
+    def flush() -> None:
+        flushing.clear()
+        changed, removed = list(rows.values()), list(gone)
+        rows.clear()
+        gone.clear()
+        feed.publish_changes(changed, removed)
+
+    def later() -> None:
+        if not flushing:
+            flushing.append(asyncio.get_running_loop().call_soon(flush))
+
+    def on_session(row: Row) -> None:
+        gone.pop(str(row["id"]), None)
+        rows[str(row["id"])] = row
+        later()
+
+    def on_removed(sid: str) -> None:
+        rows.pop(sid, None)
+        gone[sid] = None
+        later()
+
     view = RemoteView(
         settings.host_name,
-        Sink(
-            session=lambda row: feed.publish_changes([row]),
-            removed=lambda sid: feed.publish_changes([], [sid]),
-            notify=on_remote_notify,
-        ),
+        Sink(session=on_session, removed=on_removed, notify=on_remote_notify),
         live_since=engine.live_since,
     )
 
@@ -82,6 +105,8 @@ async def broker(rt: Runtime) -> None:
     try:
         await link.run()
     finally:
+        for handle in flushing:
+            handle.cancel()
         engine.on_notify.remove(on_notify)
         engine.on_change.remove(on_change)
         engine.on_remove.remove(link.publish_removed)
