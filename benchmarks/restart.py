@@ -75,7 +75,7 @@ async def _answer_shown(daemon: Daemon, sid: str, text: str, t0: float) -> float
         while time.monotonic() < deadline:
             raw = await asyncio.wait_for(conn.recv(), max(0.01, deadline - time.monotonic()))
             msg = json.loads(raw)
-            rows: list[dict[str, Any]] = list(msg.get("sessions") or [])  # protocol 2, snapshot
+            rows: list[dict[str, Any]] = list(msg.get("sessions") or [])  # protocol 2+, snapshot
             if msg.get("type") == "session":  # protocol 1 (the baseline): one row a message
                 rows.append(msg.get("session") or {})
             if any(r.get("id") == sid and text in str(r.get("snippet") or "") for r in rows):

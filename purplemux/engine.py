@@ -14,6 +14,7 @@ from purplemux import events as ev
 from purplemux import fdlimit
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
+from purplemux.listing import Board, board
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State
 from purplemux.notify.once import LiveEntries
@@ -104,7 +105,7 @@ class Engine:
         self.clock = clock
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
-        self.feed = Feed(self.snapshot)
+        self.feed = Feed(self.feed_snapshot, self.board, clock)
         self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
@@ -112,8 +113,8 @@ class Engine:
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
         self._end_now = False
-        self._public: dict[str, tuple[Session, Origin, dict[str, Any]]] = {}
-        """Each session's served JSON, as last made (see public())."""
+        self._public: dict[str, tuple[Session, Origin, dict[str, Any], SessionView]] = {}
+        """Each session's served JSON and view, as last made (see public())."""
         self.live_since = clock()
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
@@ -175,22 +176,40 @@ class Engine:
         merged.sort(key=lambda s: float(str(s.get("updated_at") or 0.0)), reverse=True)
         return merged
 
+    def feed_snapshot(self) -> list[dict[str, object]]:
+        """A new feed client's sessions: every live one and the first page of ended ones (the
+        dashboard's list says which; GET /api/sessions?ended=1 pages on)."""
+        first = set(self.board().ended)
+        return [s for s in self.snapshot() if not s.get("ended") or s.get("id") in first]
+
     def views(self, include_ended: bool = True) -> list[SessionView]:
         """What the page lists: every session's view (other hosts' too)."""
-        local = [present(s, self.origin, self.context_window) for s in self.listed(include_ended)]
+        local = [self.view(s) for s in self.listed(include_ended)]
         return local + (self.remote.views(include_ended) if self.remote is not None else [])
+
+    def board(self) -> Board:
+        """The dashboard's list now (purplemux.listing): the page, the feed and the API's."""
+        return board(self.views())
+
+    def view(self, session: Session) -> SessionView:
+        """A local session's view, made once per change of the session (see public())."""
+        return self._kept(session)[3]
 
     def public(self, session: Session) -> dict[str, Any]:
         """A local session's JSON as served: its fields, `host`, `stale` and `view`.
 
         Made once per change of the session (sessions are immutable): the feed's message, every
         new client's snapshot and the API reuse it. A copy: callers may add to it."""
+        return dict(self._kept(session)[2])
+
+    def _kept(self, session: Session) -> tuple[Session, Origin, dict[str, Any], SessionView]:
         origin = self.origin
         kept = self._public.get(session.id)
         if kept is None or kept[0] is not session or kept[1] != origin:
-            kept = (session, origin, session_json(session, origin, self.context_window))
+            view = present(session, origin, self.context_window)
+            kept = (session, origin, session_json(session, origin, self.context_window, view), view)
             self._public[session.id] = kept
-        return dict(kept[2])
+        return kept
 
     # --- listening -------------------------------------------------------------------------
 

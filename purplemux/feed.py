@@ -1,25 +1,35 @@
 """The change feed: a snapshot, then one message per batch of changes with a gap-free seq.
 
-Protocol 2 (the snapshot's `protocol`): after `{"type": "snapshot", "seq", "protocol",
-"sessions"}` come `{"type": "sessions", "seq", "sessions": [Session, ...], "removed": [id, ...]}`
+Protocol 3 (the snapshot's `protocol`): every message has `type`, `seq` and `at` (the server's
+clock when it was sent: a client far behind it resyncs). First `{"type": "snapshot", "seq",
+"protocol", "at", "sessions", "list"}`: the live sessions and the first page of ended ones
+(purplemux.listing.ENDED_PAGE; GET /api/sessions?ended=1 pages on), and the dashboard's list
+(`Board.to_json()`: layout, counts, attention, title, favicon, recent, ended ids and total). Then
+`{"type": "sessions", "seq", "at", "sessions": [Session, ...], "removed": [id, ...], "list"}`
 (what changed together: the engine's batch, each session once, in its newest state; an id is never
-in both lists) and `{"type": "broker", "seq", "broker"}`. Protocol 1 sent one `session` or
-`removed` message per change."""
+in both lists; `list` is the board after it, with `layout` only when the layout changed) and
+`{"type": "broker", "seq", "at", "broker", "badge"}` (`badge`: listing.BrokerBadge). With a broker
+the snapshot also has `broker` and `badge`. Protocol 2 had no `at` and no `list`; protocol 1 sent
+one `session` or `removed` message per change."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from purplemux.listing import Board, GroupBox
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 
-PROTOCOL = 2
+PROTOCOL = 3
 """The feed's message shapes (see above); the snapshot says it, so a client can tell."""
 
 
@@ -43,8 +53,18 @@ def encode(message: Message) -> str:
 class Feed:
     """Fan-out of session changes; seq grows by one per message for every subscriber."""
 
-    def __init__(self, snapshot: Callable[[], list[dict[str, Any]]]) -> None:
+    def __init__(
+        self,
+        snapshot: Callable[[], list[dict[str, Any]]],
+        board: Callable[[], Board] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._snapshot = snapshot
+        self._board = board
+        """The dashboard's list now (purplemux.listing), sent with the snapshot and each change."""
+        self._clock = clock
+        self._layout: tuple[GroupBox, ...] | None = None
+        """The layout last sent; a change message carries it again only when it differs."""
         self.seq = 0
         self.subscribers: set[Subscriber] = set()
         self.snapshot_extra: Callable[[], dict[str, Any]] | None = None
@@ -58,8 +78,11 @@ class Feed:
             "type": "snapshot",
             "seq": self.seq,
             "protocol": PROTOCOL,
+            "at": self._clock(),
             "sessions": self._snapshot(),
         }
+        if self._board is not None:
+            message["list"] = self._board().to_json()
         if self.snapshot_extra is not None:
             message.update(self.snapshot_extra())
         return sub, message
@@ -71,8 +94,18 @@ class Feed:
         self, sessions: list[dict[str, Any]], removed: list[str] | None = None
     ) -> None:
         """One `sessions` message for what changed together (nothing when nothing did)."""
-        if sessions or removed:
-            self.publish({"type": "sessions", "sessions": sessions, "removed": removed or []})
+        if not (sessions or removed):
+            return
+        message: Message = {"type": "sessions", "sessions": sessions, "removed": removed or []}
+        if self._board is not None and self.subscribers:
+            now = self._board()
+            message["list"] = now.summary_json()
+            if now.groups != self._layout:
+                message["list"]["layout"] = now.layout
+                self._layout = now.groups
+        elif not self.subscribers:
+            self._layout = None  # nobody holds a layout: the next snapshot sends it whole
+        self.publish(message)
 
     def publish(self, message: Message) -> None:
         """Stamp the next seq on the message and queue it for every subscriber."""
@@ -81,7 +114,7 @@ class Feed:
             return
         # Encoded once for all clients (as starlette's send_json would, per client); type and
         # seq first, so a client that only follows the seq can read it off the head.
-        text = encode({"type": message["type"], "seq": self.seq, **message})
+        text = encode({"type": message["type"], "seq": self.seq, "at": self._clock(), **message})
         for sub in list(self.subscribers):
             if sub.overflowed:
                 continue

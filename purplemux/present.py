@@ -315,14 +315,20 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
     )
 
 
-def session_json(s: Session, origin: Origin = LOCAL, window: int | None = None) -> dict[str, Any]:
-    """A session as the API and the feed send it: its fields, its owner and its `view`."""
+def session_json(
+    s: Session,
+    origin: Origin = LOCAL,
+    window: int | None = None,
+    view: SessionView | None = None,
+) -> dict[str, Any]:
+    """A session as the API and the feed send it: its fields, its owner and its `view` (made
+    here, with the context `window` setting, unless the caller has it)."""
     return {
         **s.to_json(window),
         "host": origin.host,
         "stale": origin.stale,
         "offline_since": origin.offline_since if origin.stale else None,
-        "view": present(s, origin, window).to_json(),
+        "view": (view or present(s, origin, window)).to_json(),
     }
 
 

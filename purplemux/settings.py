@@ -64,6 +64,9 @@ class Settings:
     in all and 16 per address, fewer under a low ulimit -n)."""
     retention: float = DEFAULT_RETENTION
     """Seconds an ended session (and its events) is kept (PURPLEMUX_RETENTION, e.g. 7d)."""
+    keep_ended: int = 500
+    """Ended sessions kept at most, the newest (PURPLEMUX_KEEP_ENDED): older ones go with their
+    events even inside the retention period, so the list stays small."""
     allowed_hosts: tuple[str, ...] = ()
     """Host header names served besides the bound address and localhost (a proxy's name)."""
     tmux_tmpdir: str = "/tmp"
@@ -159,6 +162,7 @@ class Settings:
                 env.get("PURPLEMUX_POLL_INTERVAL"), 3.0, "PURPLEMUX_POLL_INTERVAL"
             ),
             retention=duration(env.get("PURPLEMUX_RETENTION"), DEFAULT_RETENTION),
+            keep_ended=_count(env.get("PURPLEMUX_KEEP_ENDED"), 500, "PURPLEMUX_KEEP_ENDED"),
             request_timeout=duration(
                 env.get("PURPLEMUX_REQUEST_TIMEOUT"), 10.0, "PURPLEMUX_REQUEST_TIMEOUT"
             ),
@@ -215,6 +219,14 @@ def _int(raw: str | None, default: int, name: str) -> int:
         return int(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _count(raw: str | None, default: int, name: str) -> int:
+    """A whole number of at least 0."""
+    value = _int(raw, default, name)
+    if value < 0:
+        raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
 
 
 def _float(raw: str | None, default: float, name: str) -> float:

@@ -369,9 +369,12 @@ class Store:
                 (synced, low),
             )
 
-    def prune(self, cutoff: float, max_events: int) -> tuple[list[str], int]:
-        """Delete ended sessions last changed before `cutoff` with their events, and all but the
-        newest `max_events` events of any session; (deleted session ids, deleted events)."""
+    def prune(
+        self, cutoff: float, max_events: int, keep_ended: int | None = None
+    ) -> tuple[list[str], int]:
+        """Delete ended sessions last changed before `cutoff`, and all but the newest
+        `keep_ended` ended ones, with their events; and all but the newest `max_events` events of
+        any session; (deleted session ids, deleted events)."""
         ids = [
             r[0]
             for r in self.db.execute(
@@ -379,6 +382,17 @@ class Store:
                 (cutoff,),
             )
         ]
+        if keep_ended is not None:
+            old = {*ids}
+            ids += [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT id FROM sessions WHERE json_extract(record, '$.ended')"
+                    " ORDER BY updated_at DESC, id LIMIT -1 OFFSET ?",
+                    (keep_ended,),
+                )
+                if r[0] not in old
+            ]
         events = 0
         with self.db:
             self.db.execute("BEGIN")

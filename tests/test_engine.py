@@ -184,7 +184,10 @@ async def test_what_arrives_together_is_one_message_per_client(store: AsyncStore
     carrying every changed session once, in its newest state; nothing is lost."""
     engine = Engine(store)
     clients = [engine.feed.subscribe() for _ in range(3)]
-    assert all(snap["protocol"] == 2 and snap["sessions"] == [] for _, snap in clients)
+    assert all(snap["protocol"] == 3 and snap["sessions"] == [] for _, snap in clients)
+    assert all(
+        snap["list"]["layout"] == [] and snap["list"]["title"] == "purplemux" for _, snap in clients
+    )
     # Queued before the engine runs: it takes them all as one batch.
     for i in range(5):
         engine.post(prompt(10.0, i, sid=f"s{i}"))
@@ -201,6 +204,12 @@ async def test_what_arrives_together_is_one_message_per_client(store: AsyncStore
     states = {s["id"]: s["state"] for s in msg["sessions"]}
     assert states == {"s0": "review", "s1": "busy", "s2": "busy", "s3": "busy", "s4": "busy"}
     assert len(msg["sessions"]) == 5  # each session once
+    # The dashboard's list after the batch travels with it: s0 alone waits for the user.
+    assert msg["list"]["attention"] == ["s0"] and msg["list"]["title"] == "(1) purplemux"
+    assert [r["id"] for r in msg["list"]["recent"]] == ["s0"]
+    counts = {c["state"]: c["n"] for c in msg["list"]["counts"]}
+    assert counts == {"needs-input": 0, "review": 1, "busy": 4, "idle": 0, "unknown": 0}
+    assert msg["list"]["layout"] == engine.board().layout  # the layout changed: it is sent
     snapshot = json.loads(json.dumps(engine.snapshot()))  # as a new client would decode it
     assert {s["id"]: s for s in msg["sessions"]} == {s["id"]: s for s in snapshot}
 

@@ -90,12 +90,14 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
     """Follow WS /api/stream and redraw the table on each change; Ctrl-C ends it (exit 0)."""
     from websockets.exceptions import ConnectionClosed
 
+    from purplemux.follow import Follower, Step
+
     tty = out.isatty()
-    sessions: dict[str, dict[str, Any]] = {}
+    follower = Follower()
 
     def draw() -> None:
         shown = sorted(
-            (s for s in sessions.values() if include_ended or not s.get("ended")),
+            (s for s in follower.sessions.values() if include_ended or not s.get("ended")),
             key=lambda s: float(s.get("updated_at") or 0),
             reverse=True,
         )
@@ -112,7 +114,7 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
     try:
         while True:  # one pass per connection; a gap in seq means resync from a new snapshot
             with _open_feed(settings) as ws:
-                seq: int | None = None
+                follower.reset()
                 while True:
                     try:
                         raw = ws.recv(timeout=WATCH_REDRAW if tty and not as_json else None)
@@ -126,20 +128,11 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
                             file=sys.stderr,
                         )
                         return 1
-                    msg = json.loads(raw)
-                    kind = msg.get("type")
-                    if kind != "snapshot" and seq is not None and msg.get("seq") != seq + 1:
+                    step = follower.take(json.loads(raw))
+                    if step is Step.RESYNC:
                         break  # missed a change: reconnect for a fresh snapshot
-                    seq = msg.get("seq")
-                    if kind == "snapshot":
-                        sessions = {s["id"]: s for s in msg.get("sessions", [])}
-                    elif kind == "sessions":  # what changed together
-                        sessions.update((s["id"], s) for s in msg.get("sessions", []))
-                        for sid in msg.get("removed", []):
-                            sessions.pop(sid, None)
-                    else:
-                        continue
-                    draw()
+                    if step is Step.CHANGED:
+                        draw()
     except KeyboardInterrupt:
         if tty:
             out.write("\n")

@@ -9,6 +9,7 @@ from purplemux.actions import Outcome
 from purplemux.hosts.broker import BrokerLink, read_password
 from purplemux.hosts.commands import run_local
 from purplemux.hosts.remote import RemoteView, Row, Sink
+from purplemux.listing import broker_badge
 from purplemux.machine import Notify
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
@@ -26,13 +27,36 @@ async def broker(rt: Runtime) -> None:
         session = Session.from_record(row)
         engine.tell_notify(session, Notify(State(row["state"]), session.state_since))
 
+    # Other hosts' changes go out together, once per turn of the loop (a host's resync of 1,000
+    # rows is one feed message, and one list, not 1,000).
+    rows: dict[str, Row] = {}
+    gone: dict[str, None] = {}
+    flushing: list[asyncio.Handle] = []
+
+    def flush() -> None:
+        flushing.clear()
+        changed, removed = list(rows.values()), list(gone)
+        rows.clear()
+        gone.clear()
+        feed.publish_changes(changed, removed)
+
+    def later() -> None:
+        if not flushing:
+            flushing.append(asyncio.get_running_loop().call_soon(flush))
+
+    def on_session(row: Row) -> None:
+        gone.pop(str(row["id"]), None)
+        rows[str(row["id"])] = row
+        later()
+
+    def on_removed(sid: str) -> None:
+        rows.pop(sid, None)
+        gone[sid] = None
+        later()
+
     view = RemoteView(
         settings.host_name,
-        Sink(
-            session=lambda row: feed.publish_changes([row]),
-            removed=lambda sid: feed.publish_changes([], [sid]),
-            notify=on_remote_notify,
-        ),
+        Sink(session=on_session, removed=on_removed, notify=on_remote_notify),
         live_since=engine.live_since,
         window=settings.context_window,
         is_local=engine.sessions.__contains__,  # a local session always wins its id
@@ -71,11 +95,18 @@ async def broker(rt: Runtime) -> None:
     unsubscribe = engine.subscribe(notify=on_notify, change=on_change, remove=link.publish_removed)
     engine.remote = view
     rt.broker = link
-    link.on_state = lambda health: feed.publish({"type": "broker", "broker": health})
-    feed.snapshot_extra = lambda: {"broker": link.health()}
+    link.on_state = lambda health: feed.publish(
+        {"type": "broker", "broker": health, "badge": broker_badge(health).to_json()}
+    )
+    feed.snapshot_extra = lambda: {
+        "broker": link.health(),
+        "badge": broker_badge(link.health()).to_json(),
+    }
     try:
         await link.run()
     finally:
+        for handle in flushing:
+            handle.cancel()
         unsubscribe()
         engine.remote = None
         rt.broker = None

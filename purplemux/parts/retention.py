@@ -1,4 +1,5 @@
-"""Retention: ended sessions and their events go after PURPLEMUX_RETENTION; no log grows forever.
+"""Retention: ended sessions and their events go after PURPLEMUX_RETENTION, and past the newest
+PURPLEMUX_KEEP_ENDED; no log grows forever.
 
 Run at start (before the sessions are loaded, so a home holding thousands of old sessions does
 not serve them all in one page) and hourly. A live session's event log is capped too. When much
@@ -12,8 +13,10 @@ import logging
 import os
 import stat
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
+from purplemux.model import Session
 from purplemux.runtime import Runtime
 from purplemux.settings import Settings
 from purplemux.store import AsyncStore, Store
@@ -28,28 +31,38 @@ COMPACT_AFTER = 1000
 """Rows deleted in one prune past which the file is compacted."""
 
 
-def _prune(store: Store, cutoff: float) -> list[str]:
-    ids, events = store.prune(cutoff, MAX_EVENTS)
+def _prune(store: Store, cutoff: float, keep_ended: int) -> tuple[list[str], float]:
+    """Delete; the ids deleted and the newest last change among them."""
+    ids, events = store.prune(cutoff, MAX_EVENTS, keep_ended)
     if len(ids) + events >= COMPACT_AFTER:
         store.compact()
     if ids or events:
         log.info("retention: deleted %d ended sessions and %d events", len(ids), events)
-    return ids
+    return ids, cutoff
 
 
-async def prune(store: AsyncStore, settings: Settings, now: float | None = None) -> list[str]:
-    """Delete what is past retention; the ids of the sessions deleted."""
+async def prune(
+    store: AsyncStore, settings: Settings, now: float | None = None
+) -> tuple[list[str], float]:
+    """Delete what is past retention (by age, then by count); the ids of the sessions deleted,
+    and the time before which a session the engine holds under such an id is as deleted."""
     cutoff = (time.time() if now is None else now) - settings.retention
-    return await store.call(lambda s: _prune(s, cutoff))
+    return await store.call(lambda s: _prune(s, cutoff, settings.keep_ended))
+
+
+def newest(engine_sessions: Mapping[str, Session], ids: list[str], cutoff: float) -> float:
+    """The forget cutoff for these ids: past every one's last change as the engine holds it
+    (a session the count cap took may be newer than the age cutoff)."""
+    times = [engine_sessions[i].updated_at for i in ids if i in engine_sessions]
+    return max([cutoff, *(t + 1e-6 for t in times)])
 
 
 async def retention(rt: Runtime) -> None:
     """The hourly prune; deleted sessions leave the engine (and every dashboard) too."""
     while True:
         await asyncio.sleep(EVERY)
-        ids = await prune(rt.store, rt.settings)
-        cutoff = time.time() - rt.settings.retention
-        rt.engine.forget(ids, cutoff)
+        ids, cutoff = await prune(rt.store, rt.settings)
+        rt.engine.forget(ids, newest(rt.engine.sessions, ids, cutoff))
 
 
 def tighten(home: Path) -> None:

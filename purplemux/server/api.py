@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from purplemux import __version__, session_facts
 from purplemux.actions import outcome
+from purplemux.listing import ENDED_LIMIT, ENDED_PAGE, ended_page
 from purplemux.server import hosts
 from purplemux.server.runtime import (
     Runtime,
@@ -157,10 +159,32 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
 
 @router.get("/api/sessions", dependencies=[Depends(require_auth)])
 async def list_sessions(
-    all: str | None = None, rt: Runtime = Depends(current_runtime)
+    all: str | None = None,
+    ended: str | None = None,
+    before: str | None = None,
+    limit: str | None = None,
+    rt: Runtime = Depends(current_runtime),
 ) -> dict[str, Any]:
-    include_ended = all not in (None, "", "0", "false")
-    return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
+    """Listed sessions newest first (live ones; every one with `all=1`); with `ended=1` a page
+    of ended ones: at most `limit` (default listing.ENDED_PAGE) last changed before `before`
+    (seconds since the epoch), with `more` and the `before` of the next page."""
+    if ended in (None, "", "0", "false"):
+        include_ended = all not in (None, "", "0", "false")
+        return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
+    try:
+        cut = float(before) if before else None
+        count = int(limit) if limit else ENDED_PAGE
+    except ValueError:
+        raise HTTPException(
+            400, "before must be a number of seconds and limit a whole number"
+        ) from None
+    if cut is not None and not math.isfinite(cut):
+        raise HTTPException(400, "before must be a finite number of seconds")
+    if not 1 <= count <= ENDED_LIMIT:
+        raise HTTPException(400, f"limit must be between 1 and {ENDED_LIMIT}")
+    rows, more = ended_page(rt.engine.snapshot(include_ended=True), cut, count)
+    last = rows[-1].get("updated_at") if rows and more else None
+    return {"sessions": rows, "more": more, "before": last}
 
 
 @router.get("/api/sessions/{session_id}", dependencies=[Depends(require_auth)])

@@ -403,6 +403,7 @@ async def history_page(request: Request, day: str | None = None) -> Response:
             next_day=(chosen + timedelta(days=1)).isoformat(),
             look=look,
             waiting=[s.value for s in WAITING],
+            min_mark=MIN_MARK,
             states=[State(s) for s in STATES],
         )
     )

@@ -14,9 +14,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from purplemux import __version__, logins, session_facts
-from purplemux.model import Session, State
+from purplemux.listing import board, broker_badge, group_boxes
+from purplemux.model import Session
 from purplemux.paths import web_dir
-from purplemux.present import BY_ORDER, LOOKS, Place, SessionView, present
+from purplemux.present import Place, SessionView, present
 from purplemux.server.auth import token_ok
 from purplemux.server.hosts import broker_health
 from purplemux.server.runtime import is_authenticated, runtime
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
 router = APIRouter()
-
-RECENT_LIMIT = 20
 
 # The page has no inline script or style, so this CSP costs nothing and disarms injected markup.
 CSP = (
@@ -118,27 +117,22 @@ def render_dashboard(
 ) -> str:
     """The whole dashboard as HTML for these sessions (or their views: other hosts' rows come
     presented) at time `now`; `usage`: the 7-day spend; `broker`: the shared broker's state;
-    `shell`: the offline app shell (no sessions; the page draws the ones it saved)."""
+    `shell`: the offline app shell (no sessions; the page draws the ones it saved). What the list
+    shows is purplemux.listing's Board, the one the feed sends the script."""
     views = [x if isinstance(x, SessionView) else present(x) for x in sessions]
-    active = [v for v in views if not v.ended]
-    ended = sorted((v for v in views if v.ended), key=lambda v: -v.updated_at)
-    counts = {state.value: sum(1 for v in active if v.state == state) for state in BY_ORDER}
-    recent = sorted((v for v in active if v.attention), key=lambda v: -v.since)[:RECENT_LIMIT]
+    shown = board(views)
     return (
         _env(web_dir() / "templates")
         .get_template("dashboard.html")
         .render(
-            groups=group_sessions(active),
-            ended=ended,
-            counts=counts,
-            states=[(s.value, LOOKS[s]) for s in BY_ORDER],
-            title=title(sum(1 for v in active if v.attention)),
-            favicon=favicon(active),
-            recent=recent,
+            board=shown,
+            rows={v.id: v for v in views},
+            title=shown.title,
+            favicon=shown.favicon,
             now=now,
             blank=present(Session(id="")),
             version=__version__,
-            broker=broker or {"state": "off"},
+            badge=broker_badge(broker),
             usage=usage_bars(usage),
             shell=shell,
         )
@@ -159,17 +153,6 @@ def usage_bars(usage: dict[str, Any] | None) -> list[dict[str, Any]]:
     ]
 
 
-def title(attention: int) -> str:
-    """The tab title: how many sessions wait for the user."""
-    return f"({attention}) purplemux" if attention else "purplemux"
-
-
-def favicon(views: Iterable[SessionView]) -> str:
-    """The icon the tab shows: the most urgent state's."""
-    top = max(views, key=lambda v: v.urgency, default=None)
-    return LOOKS[State(top.state)].icon if top else LOOKS[State.IDLE].icon
-
-
 @dataclass
 class Window:
     """One tmux window (or the single list of a non-window group) and its sessions in order."""
@@ -187,20 +170,13 @@ class Group:
 
 
 def group_sessions(views: Iterable[SessionView]) -> list[Group]:
-    """Sidebar sections in display order (present.py decides the places and their order)."""
-    ordered = sorted(views, key=lambda v: v.order)
-    groups: dict[str, Group] = {}
-    windows: dict[str, Window] = {}
-    for v in ordered:
-        group = groups.get(v.group.key)
-        if group is None:
-            group = groups[v.group.key] = Group(v.group)
-        window = windows.get(v.window.key)
-        if window is None:
-            window = windows[v.window.key] = Window(v.window)
-            group.windows.append(window)
-        window.sessions.append(v)
-    return list(groups.values())
+    """Sidebar sections in display order, with their views (the /history page's lanes); the
+    order is purplemux.listing's, the dashboard's."""
+    by_id = {v.id: v for v in views}
+    return [
+        Group(g.place, [Window(w.place, [by_id[i] for i in w.ids]) for w in g.windows])
+        for g in group_boxes(by_id.values())
+    ]
 
 
 def jsnum(x: float) -> str:

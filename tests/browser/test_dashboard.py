@@ -102,15 +102,17 @@ def test_title_and_favicon_count_what_needs_attention(dashboard: Page, daemon: D
         tool_use_id="tu-t-ask",
     )
     expect(dashboard).to_have_title("(1) purplemux")
-    expect(recent).to_have_count(2)  # history stays, greyed out
-    expect(recent.first).not_to_have_attribute("data-current", "")
+    # One attention set: the answered prompt leaves the title, the favicon and the recent list.
+    expect(recent).to_have_count(1)
+    expect(recent.first).to_have_attribute("data-state", "review")
+    expect(favicon).to_have_attribute("href", "/static/icon-review.svg")
     dashboard.reload()
     expect(dashboard).to_have_title("(1) purplemux")
     expect(favicon).to_have_attribute("href", "/static/icon-review.svg")
     # The server lists what waits now; the script's snapshot must not add it a second time.
     expect(dashboard.locator("#connection")).to_have_attribute("data-connection", "live")
     expect(recent).to_have_count(1)
-    expect(recent.first).to_have_attribute("data-current", "")
+    expect(recent.first).to_have_attribute("data-state", "review")
 
 
 def test_session_text_is_shown_as_text_never_markup(dashboard: Page, daemon: Daemon) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
+from purplemux.listing import board
 from purplemux.model import Session, State, TmuxLocation
-from purplemux.present import session_json
+from purplemux.present import SessionView, present, session_json
 from tests.support import Daemon
 from tests.support.browser import PROMPT_TOOL, hook, make, sign_in, wait_state
 
@@ -103,6 +104,14 @@ def test_a_daemon_restart_is_survived(dashboard: Page, daemon: Daemon) -> None:
         again.stop()
 
 
+def listed(*sessions: dict[str, Any]) -> dict[str, Any]:
+    """The dashboard's list (listing.Board) the daemon would send with these sessions."""
+    return board(_VIEWS[id(s)] for s in sessions).to_json()
+
+
+_VIEWS: dict[int, SessionView] = {}
+
+
 def fake(sid: str, state: str, seq: int, **fields: Any) -> dict[str, Any]:
     """A Session as the stream sends it (with its view)."""
     now = time.time()
@@ -117,7 +126,9 @@ def fake(sid: str, state: str, seq: int, **fields: Any) -> dict[str, Any]:
         updated_at=now,
         **fields,
     )
-    return session_json(session)
+    data = session_json(session)
+    _VIEWS[id(data)] = present(session)
+    return data
 
 
 def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon) -> None:
@@ -140,36 +151,36 @@ def test_a_seq_gap_resyncs_and_visibility_is_reported(page: Page, daemon: Daemon
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     poll(page, lambda: len(said) >= 2)
 
-    first.send(json.dumps({"type": "snapshot", "seq": 5, "sessions": [fake("m", "idle", 1)]}))
+    m = fake("m", "idle", 1)
+    first.send(json.dumps({"type": "snapshot", "seq": 5, "sessions": [m], "list": listed(m)}))
     expect(row(page, "m")).to_have_attribute("data-state", "idle")
     expect(page.locator(".group-label")).to_have_text("dev")
     expect(page.locator(".window-head")).to_have_text("window 1")
-    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "busy", 2)]}))
+
+    def change(seq: int, s: dict[str, Any]) -> str:
+        return json.dumps({"type": "sessions", "seq": seq, "sessions": [s], "list": listed(s)})
+
+    first.send(change(6, fake("m", "busy", 2)))
     expect(row(page, "m")).to_have_attribute("data-state", "busy")
-    first.send(json.dumps({"type": "sessions", "seq": 6, "sessions": [fake("m", "idle", 2)]}))
-    first.send(json.dumps({"type": "sessions", "seq": 8, "sessions": [fake("m", "review", 4)]}))
+    first.send(change(6, fake("m", "idle", 2)))
+    first.send(change(8, fake("m", "review", 4)))
     poll(page, lambda: len(sockets) == 2)
     second = sockets[1][0]
     expect(row(page, "m")).to_have_attribute("data-state", "busy")  # neither replay nor gap
-    second.send(
-        json.dumps(
-            {
-                "type": "snapshot",
-                "seq": 8,
-                "sessions": [fake("m", "review", 4, snippet="done"), fake("n", "needs-input", 1)],
-            }
-        )
-    )
+    both = [fake("m", "review", 4, snippet="done"), fake("n", "needs-input", 1)]
+    second.send(json.dumps({"type": "snapshot", "seq": 8, "sessions": both, "list": listed(*both)}))
     expect(row(page, "m")).to_have_attribute("data-state", "review")
     expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
-    second.send(json.dumps({"type": "sessions", "seq": 9, "sessions": [], "removed": ["n"]}))
+    gone = {"type": "sessions", "seq": 9, "sessions": [], "removed": ["n"], "list": listed(both[0])}
+    second.send(json.dumps(gone))
     expect(row(page, "n")).to_have_count(0)
     assert len(sockets) == 2
 
 
 def test_one_message_carries_what_changed_together(page: Page, daemon: Daemon) -> None:
-    """Protocol 2: a `sessions` message holds every session a batch changed and the ids it
-    removed; the page applies them all (rows, title, recent list) and takes the next seq."""
+    """Protocol 3: a `sessions` message holds every session a batch changed, the ids it
+    removed and the list after it; the page applies them all (rows, title, recent list) and
+    takes the next seq."""
     sockets: list[WebSocketRoute] = []
 
     def accept(ws: WebSocketRoute) -> None:
@@ -180,18 +191,39 @@ def test_one_message_carries_what_changed_together(page: Page, daemon: Daemon) -
     poll(page, lambda: len(sockets) == 1)
     ws = sockets[0]
     snapshot = [fake("m", "idle", 1), fake("gone", "busy", 1)]
-    ws.send(json.dumps({"type": "snapshot", "seq": 3, "protocol": 2, "sessions": snapshot}))
+    ws.send(
+        json.dumps(
+            {
+                "type": "snapshot",
+                "seq": 3,
+                "protocol": 3,
+                "sessions": snapshot,
+                "list": listed(*snapshot),
+            }
+        )
+    )
     expect(row(page, "gone")).to_have_attribute("data-state", "busy")
     together = [fake("m", "review", 3, snippet="all done"), fake("n", "needs-input", 1)]
     ws.send(
-        json.dumps({"type": "sessions", "seq": 4, "sessions": together, "removed": ["gone"]})
+        json.dumps(
+            {
+                "type": "sessions",
+                "seq": 4,
+                "sessions": together,
+                "removed": ["gone"],
+                "list": listed(*together),
+            }
+        )
     )
     expect(row(page, "m")).to_have_attribute("data-state", "review")
     expect(row(page, "n")).to_have_attribute("data-state", "needs-input")
     expect(row(page, "gone")).to_have_count(0)
     expect(page).to_have_title("(2) purplemux")
     expect(page.locator('[data-slot="recent"] > *')).to_have_count(2)
-    ws.send(json.dumps({"type": "sessions", "seq": 5, "sessions": [fake("n", "busy", 2)]}))
+    n = fake("n", "busy", 2)
+    ws.send(
+        json.dumps({"type": "sessions", "seq": 5, "sessions": [n], "list": listed(together[0], n)})
+    )
     expect(row(page, "n")).to_have_attribute("data-state", "busy")
     expect(page).to_have_title("(1) purplemux")
     assert len(sockets) == 1  # every seq followed on: no resync

@@ -189,3 +189,34 @@ def test_a_fresh_home_is_private_from_the_first_byte(tmp_path: Path) -> None:
         assert mode(home) == 0o700
     finally:
         d.stop()
+
+
+def test_ended_sessions_are_capped_by_count_too(tmp_path: Path) -> None:
+    """10,000 ended sessions inside the retention period: the newest 500 (PURPLEMUX_KEEP_ENDED)
+    stay with their events, the rest go; a live session, however old, stays."""
+    now = time.time()
+    store = Store(tmp_path / "state.db")
+    try:
+        for start in range(0, 10_000, 2000):
+            sessions = [
+                Session(id=f"e{i:05d}", ended=True, updated_at=now - i, state_since=now - i)
+                for i in range(start, start + 2000)
+            ]
+            store.commit([prompt(s.id, 0, s.updated_at) for s in sessions], sessions)
+        store.commit([], [Session(id="live", state=State.IDLE, updated_at=now - 30 * DAY)])
+        ids, events = store.prune(cutoff=now - 7 * DAY, max_events=100, keep_ended=500)
+        assert sorted(ids) == [f"e{i:05d}" for i in range(500, 10_000)]
+        assert events == 9_500
+        kept = {s.id for s in store.load_sessions()}
+        assert kept == {f"e{i:05d}" for i in range(500)} | {"live"}
+    finally:
+        store.close()
+
+
+def test_the_ended_cap_is_a_setting(tmp_path: Path) -> None:
+    assert Settings.from_env({"PURPLEMUX_HOME": str(tmp_path)}).keep_ended == 500
+    env = {"PURPLEMUX_HOME": str(tmp_path), "PURPLEMUX_KEEP_ENDED": "20"}
+    assert Settings.from_env(env).keep_ended == 20
+    for bad in ("-1", "many"):
+        with pytest.raises(ValueError, match="PURPLEMUX_KEEP_ENDED"):
+            Settings.from_env({**env, "PURPLEMUX_KEEP_ENDED": bad})

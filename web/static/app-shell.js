@@ -13,7 +13,14 @@ const body = document.body;
 const connection = document.getElementById("connection");
 const reason = body.querySelector('[data-slot="offline-reason"]');
 let badged = null; // the count the icon shows
-const state = { status: body.dataset.connection, liveAt: null, offlineSince: null, saveTimer: null, latest: null };
+const state = {
+  status: body.dataset.connection,
+  liveAt: null,
+  offlineSince: null,
+  saveTimer: null,
+  latest: null,
+  list: null,
+};
 
 // --- the service worker: registered on load, so the app opens offline next time -------------
 
@@ -36,11 +43,13 @@ function readSaved() {
 
 function save() {
   state.saveTimer = null;
-  if (!state.latest) return;
-  // The rows a person would see: ended ones are left out (they can be many, and are history).
+  if (!state.latest || !state.list) return;
+  // The rows a person would see, and the server's list of them (its layout, counts, title):
+  // ended ones are left out (they can be many, and are history).
   const sessions = state.latest.filter((s) => !s.ended);
+  const list = { ...state.list, ended: [], ended_total: 0 };
   try {
-    localStorage.setItem(SAVED, JSON.stringify({ at: state.liveAt || Date.now() / 1000, sessions }));
+    localStorage.setItem(SAVED, JSON.stringify({ at: state.liveAt || Date.now() / 1000, sessions, list }));
   } catch (_) {
     // Storage full or refused: offline then shows what the shell has, with the mark.
   }
@@ -48,7 +57,8 @@ function save() {
 
 document.addEventListener("purplemux:rendered", (event) => {
   state.latest = event.detail.sessions;
-  updateBadge(state.latest);
+  state.list = event.detail.list;
+  updateBadge(state.list);
   if (state.status === "live" && !state.saveTimer) state.saveTimer = setTimeout(save, SAVE_EVERY_MS);
 });
 
@@ -137,14 +147,19 @@ setInterval(drawOffline, 1000);
 if (body.hasAttribute("data-shell")) {
   const saved = readSaved();
   state.offlineSince = saved ? saved.at : Date.now() / 1000;
-  if (saved) document.dispatchEvent(new CustomEvent("purplemux:restore", { detail: { sessions: saved.sessions } }));
+  if (saved) {
+    const detail = { sessions: saved.sessions, list: saved.list };
+    document.dispatchEvent(new CustomEvent("purplemux:restore", { detail }));
+  }
   setStatus(state.status === "live" ? "live" : "disconnected");
 }
 
 // --- the count on the installed app's icon (App Badging API, where the platform has it) -------
 
-function updateBadge(sessions) {
-  const n = sessions.filter((s) => !s.ended && s.view && s.view.attention).length;
+// The server's one attention set (purplemux/listing.py), as the title counts it.
+function updateBadge(list) {
+  if (!list) return;
+  const n = list.attention.length;
   if (n === badged || !("setAppBadge" in navigator)) return;
   badged = n;
   const done = n ? navigator.setAppBadge(n) : navigator.clearAppBadge();

@@ -1,12 +1,14 @@
-// The live dashboard: adopts the server-rendered page, then follows WS /api/stream.
+// The live dashboard: adopts the server-rendered page, then follows WS /api/stream (follow.js).
+// What the list shows (groups, counts, title, favicon, the recent list, the ended page) comes
+// with every message as the server's `list` (purplemux/listing.py); this file applies it.
 // Plain ES module, no build step, no inline code (the page's CSP allows only 'self' scripts).
 
+import { follow } from "./follow.js";
 import * as view from "./view.js";
 import { pageKey } from "./pagekey.js";
 
-const RECENT_LIMIT = 20;
-const BACKOFF_START_MS = 500;
-const BACKOFF_MAX_MS = 5000;
+const ENDED_PAGE = 50;
+const FLUSH_FALLBACK_MS = 250; // a hidden tab gets no animation frames: draw anyway, less often
 
 const body = document.body;
 const els = {
@@ -15,6 +17,7 @@ const els = {
   endedSection: body.querySelector('[data-slot="ended-section"]'),
   endedCount: body.querySelector('[data-slot="ended-count"]'),
   ended: body.querySelector('[data-slot="ended"]'),
+  endedMore: body.querySelector('[data-slot="ended-more"]'),
   recent: body.querySelector('[data-slot="recent"]'),
   recentEmpty: body.querySelector('[data-slot="recent-empty"]'),
   connection: document.getElementById("connection"),
@@ -32,10 +35,12 @@ const sessions = new Map(); // id -> Session JSON, once the first snapshot arriv
 const rows = new Map(); // id -> row element
 const groupEls = new Map(); // group key -> <section>
 const windowEls = new Map(); // window key -> <div>
-const recentKeys = new Set();
-
-const live = { ws: null, lastSeq: null, backoff: BACKOFF_START_MS, retry: null, everLive: false };
+let list = null; // the server's list (listing.Board), once the first snapshot arrived
+let older = []; // ended rows fetched with "Show more" (views), newest first
+let olderMore = false;
 let revealed = false;
+// Changes since the last frame, keyed by session: a burst is drawn once, in its newest state.
+const pending = { sessions: new Map(), removed: new Set(), list: null, reset: false, frame: null };
 
 // --- adopting the server-rendered page ----------------------------------------------------------
 
@@ -43,54 +48,98 @@ function adopt() {
   for (const row of body.querySelectorAll(".row[data-session-id]")) rows.set(row.dataset.sessionId, row);
   for (const g of els.groups.querySelectorAll(".group[data-group]")) groupEls.set(g.dataset.group, g);
   for (const w of els.groups.querySelectorAll(".window[data-window]")) windowEls.set(w.dataset.window, w);
-  for (const item of els.recent.children) recentKeys.add(item.dataset.key);
   // The server wrote clock times in its own time zone; show the browser's.
   for (const t of els.recent.querySelectorAll("time[data-at]")) t.textContent = view.clock(Number(t.dataset.at));
+  if (els.broker && els.broker.dataset.since) {
+    const since = Number(els.broker.dataset.since);
+    els.broker.textContent = `${els.broker.textContent.replace(/ [^ ]*$/, "")} ${view.clock(since)}`;
+  }
 }
 
-// --- applying the feed --------------------------------------------------------------------------
+// --- taking the feed in: queued per session, drawn once a frame --------------------------------
 
-function applySnapshot(list) {
-  const incoming = new Map(list.map((s) => [s.id, s]));
-  for (const id of [...sessions.keys(), ...rows.keys()]) {
-    if (!incoming.has(id)) forget(id);
+function onSnapshot(msg) {
+  pending.sessions.clear();
+  pending.removed.clear();
+  pending.reset = true;
+  for (const s of msg.sessions || []) pending.sessions.set(s.id, s);
+  pending.list = withLayout(msg.list, null);
+  if (msg.badge) view.fillBroker(els.broker, msg.badge);
+  schedule();
+}
+
+function onMessage(msg) {
+  if (msg.type === "sessions") {
+    for (const s of msg.sessions || []) {
+      pending.sessions.set(s.id, s);
+      pending.removed.delete(s.id);
+    }
+    for (const id of msg.removed || []) {
+      pending.sessions.delete(id);
+      pending.removed.add(id);
+    }
+    if (msg.list) pending.list = withLayout(msg.list, pending.list || list);
+    schedule();
+  } else if (msg.type === "broker") {
+    view.fillBroker(els.broker, msg.badge);
   }
-  sessions.clear();
-  for (const s of list) {
+}
+
+// A list without `layout` keeps the one last sent (the feed sends it only when it changes).
+function withLayout(next, prev) {
+  if (!next) return prev;
+  if (next.layout || !prev) return next;
+  return { ...next, layout: prev.layout };
+}
+
+function schedule() {
+  if (pending.frame !== null) return;
+  const run = () => flush();
+  const raf = requestAnimationFrame(run);
+  const timer = setTimeout(run, FLUSH_FALLBACK_MS);
+  pending.frame = { raf, timer };
+}
+
+function flush() {
+  if (pending.frame === null) return;
+  cancelAnimationFrame(pending.frame.raf);
+  clearTimeout(pending.frame.timer);
+  pending.frame = null;
+  const before = new Set(list ? list.recent.map((r) => r.key) : []);
+  const first = list === null || pending.reset;
+  if (pending.reset) {
+    const keep = pending.sessions;
+    for (const id of [...sessions.keys()]) if (!keep.has(id)) forget(id);
+    sessions.clear();
+    older = older.filter((v) => !keep.has(v.id));
+  }
+  const fresh = new Set();
+  const dirty = pending.reset || list === null ? null : fresh;
+  for (const s of pending.sessions.values()) {
+    const prev = sessions.get(s.id);
+    if (prev && s.seq < prev.seq) continue; // an older copy (a dismiss reply racing the feed)
     sessions.set(s.id, s);
-    // Entries missed while disconnected still belong in the recent list, without a notification.
-    if (enteredAttention(null, s)) addRecent(s);
+    fresh.add(s.id);
   }
-  render();
-}
-
-// Apply one session; `fresh` is true for a live change from the feed (may notify).
-function applySession(s, fresh) {
-  if (take(s, fresh)) render();
-}
-
-// A `sessions` message: what changed together, applied together and drawn once.
-function applyChanges(msg) {
-  let changed = false;
-  for (const s of msg.sessions || []) changed = take(s, true) || changed;
-  for (const id of msg.removed || []) {
-    forget(id);
-    changed = true;
+  for (const id of pending.removed) forget(id);
+  if (pending.list) list = pending.list;
+  pending.sessions = new Map();
+  pending.removed.clear();
+  pending.list = null;
+  pending.reset = false;
+  if (list === null) return;
+  render(dirty);
+  // A live entry into the attention set: a notification when the page is not in front, and
+  // the chime's cue (app-shell.js, chime.js follow the page through purplemux:* events).
+  if (!first) {
+    for (const r of list.recent) {
+      if (!before.has(r.key) && fresh.has(r.id)) {
+        const s = sessions.get(r.id);
+        if (!document.hasFocus()) notifyLocally(s);
+        announce("purplemux:entered", { session: s });
+      }
+    }
   }
-  if (changed) render();
-}
-
-// Keep one session's new JSON (not drawn yet); false for an older copy than the one held.
-function take(s, fresh) {
-  const prev = sessions.get(s.id);
-  if (prev && s.seq < prev.seq) return false; // an older copy (a dismiss reply racing the feed)
-  sessions.set(s.id, s);
-  if (enteredAttention(prev, s)) {
-    addRecent(s);
-    if (fresh && !document.hasFocus()) notifyLocally(s);
-    if (fresh) announce("purplemux:entered", { session: s }); // app-shell.js, chime.js
-  }
-  return true;
 }
 
 function forget(id) {
@@ -100,18 +149,17 @@ function forget(id) {
   rows.delete(id);
 }
 
-function enteredAttention(prev, s) {
-  if (s.ended || !s.view.attention) return false;
-  return !prev || prev.state !== s.state || prev.state_since !== s.state_since;
-}
-
 // --- rendering: move elements only when their place changes, so badge animations keep running ---
 
-function rowFor(v) {
+// The row of a view, filled when it is new or its session changed since the last frame (`dirty`:
+// the ids that changed, or null for all): a frame of a 1,000-row page touches only what moved.
+function rowFor(v, dirty = null) {
   let row = rows.get(v.id);
   if (!row) {
     row = els.template.content.querySelector(".row").cloneNode(true);
     rows.set(v.id, row);
+  } else if (dirty !== null && !dirty.has(v.id)) {
+    return row;
   }
   return view.fillRow(row, v, now());
 }
@@ -121,14 +169,11 @@ function placeAt(parent, child, index) {
   if (current !== child) parent.insertBefore(child, current);
 }
 
-function render() {
-  const all = [...sessions.values()].map((s) => s.view);
-  const active = all.filter((v) => !v.ended);
-  const ended = all.filter((v) => v.ended).sort((a, b) => b.updated_at - a.updated_at);
-
+function render(dirty = null) {
   const wantGroups = new Set();
   const wantWindows = new Set();
-  view.groupSessions(active).forEach((g, gi) => {
+  const shown = new Set();
+  (list.layout || []).forEach((g, gi) => {
     wantGroups.add(g.place.key);
     let section = groupEls.get(g.place.key);
     if (!section) {
@@ -145,11 +190,17 @@ function render() {
         windowEls.set(w.place.key, box);
       }
       placeAt(section, box, wi + 1); // child 0 is the group's heading
-      const list = box.querySelector(".rows");
-      w.views.forEach((v, vi) => placeAt(list, rowFor(v), vi));
+      const target = box.querySelector(".rows");
+      let at = 0;
+      for (const id of w.ids) {
+        const s = sessions.get(id);
+        if (!s) continue;
+        shown.add(id);
+        placeAt(target, rowFor(s.view, dirty), at++);
+      }
     });
   });
-  ended.forEach((v, i) => placeAt(els.ended, rowFor(v), i));
+  renderEnded(shown, dirty);
   for (const [key, box] of windowEls) {
     if (!wantWindows.has(key)) {
       box.remove();
@@ -162,14 +213,19 @@ function render() {
       groupEls.delete(key);
     }
   }
-
-  els.empty.hidden = active.length > 0;
-  els.endedSection.hidden = ended.length === 0;
-  els.endedCount.textContent = String(ended.length);
-  renderSummary(active);
-  renderRecentCurrency();
+  // A row in no list any more (an ended one past the first page): gone from the page.
+  for (const id of [...rows.keys()]) {
+    if (!shown.has(id)) {
+      rows.get(id).remove();
+      rows.delete(id);
+      if (sessions.has(id) && sessions.get(id).ended) sessions.delete(id);
+    }
+  }
+  els.empty.hidden = list.active > 0;
+  renderSummary();
+  renderRecent();
   revealTarget();
-  announce("purplemux:rendered", { sessions: [...sessions.values()] });
+  announce("purplemux:rendered", { sessions: [...sessions.values()], list });
 }
 
 // The installed app's pieces (app-shell.js, chime.js) follow the page through these events.
@@ -177,19 +233,55 @@ function announce(type, detail) {
   document.dispatchEvent(new CustomEvent(type, { detail }));
 }
 
-function renderSummary(active) {
-  const counts = {};
-  for (const v of active) counts[v.state] = (counts[v.state] || 0) + 1;
-  for (const item of body.querySelectorAll("[data-count]")) {
-    const n = counts[item.dataset.count] || 0;
-    item.querySelector('[data-slot="n"]').textContent = String(n);
-    item.toggleAttribute("data-zero", n === 0);
+// The ended section: the server's first page, then what "Show more" fetched after it.
+function renderEnded(shown, dirty) {
+  const first = list.ended.filter((id) => sessions.has(id));
+  const firstSet = new Set(first);
+  older = older.filter((v) => !firstSet.has(v.id) && !shown.has(v.id) && !(sessions.has(v.id) && !sessions.get(v.id).ended));
+  const views = [...first.map((id) => sessions.get(id).view), ...older];
+  views.forEach((v, i) => {
+    shown.add(v.id);
+    placeAt(els.ended, rowFor(v, dirty), i);
+  });
+  els.endedSection.hidden = list.ended_total === 0;
+  els.endedCount.textContent = String(list.ended_total);
+  const more = older.length ? olderMore : list.ended_total > views.length;
+  els.endedMore.hidden = !more;
+}
+
+async function moreEnded(button) {
+  const last = [...(list ? list.ended : [])].map((id) => sessions.get(id)).filter(Boolean).pop();
+  const tail = older.length ? older[older.length - 1] : last && last.view;
+  if (!tail) return;
+  button.disabled = true;
+  try {
+    const query = new URLSearchParams({ ended: "1", before: String(tail.updated_at), limit: String(ENDED_PAGE) });
+    const response = await fetch(`/api/sessions?${query}`, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    if (!response.ok) return;
+    const page = await response.json();
+    const have = new Set(older.map((v) => v.id));
+    for (const s of page.sessions) if (!have.has(s.id)) older.push(s.view);
+    olderMore = Boolean(page.more);
+    render();
+  } catch (_) {
+    // The daemon is unreachable: the connection status already says so.
+  } finally {
+    button.disabled = false;
   }
-  const attention = active.filter((v) => v.attention).length;
-  const title = attention ? `(${attention}) purplemux` : "purplemux";
-  if (document.title !== title) document.title = title;
-  const top = active.reduce((a, v) => (!a || v.urgency > a.urgency ? v : a), null);
-  const icon = `/static/icon-${top ? top.icon : "idle"}.svg`;
+}
+
+function renderSummary() {
+  for (const c of list.counts) {
+    const item = body.querySelector(`[data-count="${c.state}"]`);
+    if (!item) continue;
+    item.querySelector('[data-slot="n"]').textContent = String(c.n);
+    item.toggleAttribute("data-zero", c.n === 0);
+  }
+  if (document.title !== list.title) document.title = list.title;
+  const icon = `/static/icon-${list.favicon}.svg`;
   if (els.favicon && els.favicon.getAttribute("href") !== icon) els.favicon.setAttribute("href", icon);
 }
 
@@ -204,37 +296,17 @@ function tick() {
   }
 }
 
-// --- the recent "needs you" list -----------------------------------------------------------------
-
-function addRecent(s) {
-  const key = view.recentKey(s.view);
-  if (recentKeys.has(key)) return;
-  recentKeys.add(key);
-  const item = view.makeRecent(s.view);
-  let before = null;
-  for (const other of els.recent.children) {
-    if (Number(other.dataset.at) < s.state_since) {
-      before = other;
-      break;
-    }
-  }
-  els.recent.insertBefore(item, before);
-  while (els.recent.children.length > RECENT_LIMIT) {
-    const last = els.recent.lastElementChild;
-    recentKeys.delete(last.dataset.key);
-    last.remove();
-  }
-  els.recentEmpty.hidden = true;
-}
-
-// An entry stays listed after it is handled, greyed out: "current" means the session still waits.
-function renderRecentCurrency() {
-  for (const item of els.recent.children) {
-    const s = sessions.get(item.dataset.ref);
-    const current =
-      Boolean(s) && !s.ended && s.state === item.dataset.state && String(s.state_since) === item.dataset.at;
-    item.toggleAttribute("data-current", current);
-  }
+// The "Needs you — recent" list: the server's, entry by entry (kept elements keep their place).
+function renderRecent() {
+  const have = new Map([...els.recent.children].map((item) => [item.dataset.key, item]));
+  list.recent.forEach((r, i) => {
+    let item = have.get(r.key);
+    if (!item) item = view.makeRecent(r);
+    have.delete(r.key);
+    placeAt(els.recent, item, i);
+  });
+  for (const item of have.values()) item.remove();
+  els.recentEmpty.hidden = list.recent.length > 0;
 }
 
 // --- the stream ---------------------------------------------------------------------------------
@@ -247,87 +319,25 @@ function setConnection(status, text) {
   announce("purplemux:connection", { status });
 }
 
-function connect() {
-  clearTimeout(live.retry);
-  const url = new URL("/api/stream", location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(url);
-  live.ws = ws;
-  live.lastSeq = null;
-  if (!live.everLive) setConnection("connecting", "connecting…");
-  ws.addEventListener("open", () => sendVisibility());
-  ws.addEventListener("message", (event) => onMessage(ws, event));
-  ws.addEventListener("close", (event) => onClose(ws, event));
-}
-
-function onMessage(ws, event) {
-  if (ws !== live.ws) return;
-  let msg;
-  try {
-    msg = JSON.parse(event.data);
-  } catch (_) {
-    return;
-  }
-  if (msg.type === "snapshot") {
-    live.lastSeq = msg.seq;
-    live.backoff = BACKOFF_START_MS;
-    live.everLive = true;
-    applySnapshot(msg.sessions);
-    if (msg.broker) view.fillBroker(els.broker, msg.broker);
-    setConnection("live", "live");
-    return;
-  }
-  if (live.lastSeq === null || msg.seq <= live.lastSeq) return;
-  if (msg.seq !== live.lastSeq + 1) {
-    // A message was lost: the only way back to the truth is a fresh snapshot.
-    resync(ws);
-    return;
-  }
-  live.lastSeq = msg.seq;
-  if (msg.type === "sessions") applyChanges(msg);
-  else if (msg.type === "broker") view.fillBroker(els.broker, msg.broker);
-}
-
-function resync(ws) {
-  live.ws = null;
-  ws.close();
-  connect();
-}
-
-function onClose(ws, event) {
-  if (ws !== live.ws) return;
-  live.ws = null;
-  if (event.code === 4401) {
-    setConnection("signed-out", "signed out — open the link from `purplemux open`");
-    live.retry = setTimeout(connect, BACKOFF_MAX_MS);
-    return;
-  }
-  if (event.code === 1013) {
-    // The daemon is at its cap of live feeds: say so (its reason), try again later.
-    setConnection("disconnected", `not live — ${event.reason || "too many open tabs"}; retrying…`);
-    live.retry = setTimeout(connect, BACKOFF_MAX_MS);
-    return;
-  }
-  const delay = live.backoff;
-  live.backoff = Math.min(live.backoff * 2, BACKOFF_MAX_MS);
-  setConnection("disconnected", "disconnected — reconnecting…");
-  live.retry = setTimeout(connect, delay);
-}
+adopt();
+const feed = follow({
+  onSnapshot,
+  onMessage,
+  onStatus: setConnection,
+  onOpen: () => sendVisibility(),
+  initialOffset: clockOffset || undefined,
+});
 
 // The page key goes with each report: without it the daemon ignores the report (a login cookie
 // alone, which other local servers also receive, must not hold anyone's pushes back).
 async function sendVisibility() {
   const key = await pageKey();
-  const ws = live.ws;
-  if (!ws || ws.readyState !== WebSocket.OPEN) return;
-  ws.send(
-    JSON.stringify({
-      type: "visibility",
-      visible: document.visibilityState === "visible",
-      focused: document.hasFocus(),
-      key,
-    }),
-  );
+  feed.send({
+    type: "visibility",
+    visible: document.visibilityState === "visible",
+    focused: document.hasFocus(),
+    key,
+  });
 }
 
 // --- actions ------------------------------------------------------------------------------------
@@ -343,7 +353,15 @@ async function dismiss(button) {
       headers: { Accept: "application/json" },
     });
     // 409: no longer in review (someone else dismissed it); the feed brings the real state.
-    if (response.ok) applySession(await response.json(), false);
+    if (response.ok) {
+      const s = await response.json();
+      const prev = sessions.get(s.id);
+      // The list (counts, title, recent) comes with the feed's message for the same change.
+      if (!prev || s.seq >= prev.seq) {
+        sessions.set(s.id, s);
+        rowFor(s.view);
+      }
+    }
   } catch (_) {
     // The daemon is unreachable: the connection status already says so.
   } finally {
@@ -409,12 +427,13 @@ document.addEventListener("click", (event) => {
   const button = event.target.closest("[data-action]");
   if (!button) return;
   if (button.dataset.action === "dismiss") dismiss(button);
+  else if (button.dataset.action === "more-ended") moreEnded(button);
   else if (button.dataset.action === "enable-notifications") enableNotifications(button);
 });
 document.addEventListener("visibilitychange", () => {
   sendVisibility();
   // Back on a tab that gave up waiting: try now rather than at the next backoff step.
-  if (document.visibilityState === "visible" && !live.ws) connect();
+  if (document.visibilityState === "visible") feed.reconnectNow();
 });
 window.addEventListener("focus", sendVisibility);
 window.addEventListener("blur", sendVisibility);
@@ -425,11 +444,9 @@ if ("serviceWorker" in navigator) {
   });
 }
 
-// Offline, app-shell.js hands over the rows it saved when the page was last live.
+// Offline, app-shell.js hands over the rows (and their list) it saved when the page was live.
 document.addEventListener("purplemux:restore", (event) => {
-  if (live.lastSeq === null) applySnapshot(event.detail.sessions || []);
+  if (list === null && event.detail.list) onSnapshot({ sessions: event.detail.sessions || [], list: event.detail.list });
 });
 
-adopt();
-connect();
 setInterval(tick, 1000);

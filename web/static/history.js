@@ -1,14 +1,13 @@
 // The live /history page: open spans grow with the clock; a state change from WS /api/stream
-// closes a lane's open span and starts the next one. No inline code (the page's CSP).
+// (followed by follow.js, as the dashboard does) closes a lane's open span and starts the next
+// one. No inline code (the page's CSP).
 
+import { follow } from "./follow.js";
 import * as view from "./view.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const TICK_MS = 1000;
-const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 10000;
-const MIN_MARK = 0.004; // least width of a wait's mark, as on the server (a short prompt shows)
-const WAITS = new Set(["needs-input", "review"]); // the table's `attention` states
 
 const body = document.body;
 const start = Number(body.dataset.start);
@@ -16,6 +15,8 @@ const end = Number(body.dataset.end);
 // Durations use the server's clock, as the dashboard does (a daemon reached over SSH may differ).
 const clockOffset = Number(body.dataset.now || 0) ? Number(body.dataset.now) - Date.now() / 1000 : 0;
 const now = () => Date.now() / 1000 + clockOffset;
+// The least width of a wait's mark, as a share of the chart (the server's, so a short prompt shows).
+const minMark = Number(body.dataset.minMark || 0);
 
 function title(label, from, to) {
   const until = to === null ? "now" : view.clock(to);
@@ -35,7 +36,7 @@ function setTitle(mark, text) {
 function place(mark, from, to) {
   const a = Math.max(from, start);
   const b = Math.min(to ?? now(), end);
-  const least = WAITS.has(mark.dataset.state) ? (end - start) * MIN_MARK : 0;
+  const least = mark.hasAttribute("data-wait") ? (end - start) * minMark : 0;
   mark.setAttribute("x", String(Math.max(0, a - start)));
   mark.setAttribute("width", String(Math.max(least, b - a)));
 }
@@ -75,6 +76,7 @@ export function applySession(s) {
   mark.dataset.state = s.state;
   mark.dataset.colour = s.view.colour; // the state table's token (present.py), as the server draws
   mark.dataset.label = s.view.label;
+  if (s.view.attention) mark.dataset.wait = ""; // the state table's `attention`: a wait
   mark.dataset.from = String(since);
   mark.dataset.open = "";
   mark.setAttribute("y", "1");
@@ -84,32 +86,20 @@ export function applySession(s) {
   bar.append(mark);
 }
 
-function connect(backoff) {
-  const url = new URL("/api/stream", location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(url);
-  ws.addEventListener("open", () => {
-    backoff = BACKOFF_START_MS;
-    body.dataset.connection = "live";
-  });
-  ws.addEventListener("message", (event) => {
-    let msg;
-    try {
-      msg = JSON.parse(event.data);
-    } catch {
-      return;
-    }
-    if (msg.type === "snapshot") for (const s of msg.sessions || []) applySession(s);
-    else if (msg.type === "sessions") for (const s of msg.sessions || []) applySession(s);
-  });
-  ws.addEventListener("close", () => {
-    body.dataset.connection = "disconnected";
-    setTimeout(() => connect(Math.min(backoff * 2, BACKOFF_MAX_MS)), backoff);
-  });
-}
-
 if (body.hasAttribute("data-today")) {
   grow();
   setInterval(grow, TICK_MS);
-  connect(BACKOFF_START_MS);
+  follow({
+    onSnapshot: (msg) => {
+      for (const s of msg.sessions || []) applySession(s);
+    },
+    onMessage: (msg) => {
+      if (msg.type === "sessions") for (const s of msg.sessions || []) applySession(s);
+    },
+    onStatus: (status) => {
+      body.dataset.connection = status;
+    },
+    backoffMaxMs: BACKOFF_MAX_MS,
+    initialOffset: clockOffset || undefined,
+  });
 }

@@ -21,32 +21,6 @@ export function iso(ts) {
   return ts ? new Date(Math.floor(ts) * 1000).toISOString().replace(".000Z", "+00:00") : "";
 }
 
-function before(a, b) {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-}
-
-// Sidebar sections and windows in display order, from the views' places and sort keys.
-export function groupSessions(views) {
-  const groups = new Map();
-  const windows = new Map();
-  for (const v of [...views].sort((a, b) => before(a.order, b.order))) {
-    let group = groups.get(v.group.key);
-    if (!group) {
-      group = { place: v.group, windows: [] };
-      groups.set(v.group.key, group);
-    }
-    let win = windows.get(v.window.key);
-    if (!win) {
-      win = { place: v.window, views: [] };
-      windows.set(v.window.key, win);
-      group.windows.push(win);
-    }
-    win.views.push(v);
-  }
-  return [...groups.values()];
-}
-
 // --- rows ---------------------------------------------------------------------------------------
 
 function slot(el, name) {
@@ -66,6 +40,7 @@ export function fillRow(row, v, now) {
   if (row.id !== `session-${v.id}`) row.id = `session-${v.id}`;
   row.dataset.sessionId = v.id;
   if (row.dataset.state !== v.state) row.dataset.state = v.state;
+  if (row.dataset.colour !== v.colour) row.dataset.colour = v.colour; // the state table's token
   row.toggleAttribute("data-ended", v.ended);
   setText(slot(row, "label"), v.label);
 
@@ -181,17 +156,18 @@ export function makeWindow(place) {
   return box;
 }
 
-// An entry of the "needs you — recent" panel (dashboard.html renders the same shape).
-export function makeRecent(v) {
+// An entry of the "needs you — recent" panel, from the server's list (purplemux/listing.py's
+// Recent; dashboard.html renders the same shape).
+export function makeRecent(r) {
   const item = document.createElement("li");
   item.className = "recent-item";
-  item.dataset.key = recentKey(v);
-  item.dataset.ref = v.id;
-  item.dataset.state = v.state;
-  item.dataset.at = String(v.since);
-  item.dataset.current = "";
+  item.dataset.key = r.key;
+  item.dataset.ref = r.id;
+  item.dataset.state = r.state;
+  item.dataset.colour = r.colour;
+  item.dataset.at = String(r.since);
   const link = document.createElement("a");
-  link.href = `#session-${v.id}`;
+  link.href = `#session-${r.id}`;
   const what = document.createElement("span");
   what.className = "recent-what";
   const dot = document.createElement("span");
@@ -199,34 +175,29 @@ export function makeRecent(v) {
   dot.setAttribute("aria-hidden", "true");
   const state = document.createElement("span");
   state.className = "recent-state";
-  state.textContent = v.label;
+  state.textContent = r.label;
   const where = document.createElement("span");
   where.className = "recent-project";
-  where.textContent = v.where;
+  where.textContent = r.where;
   what.append(dot, state, " ", where);
   const at = document.createElement("time");
   at.className = "recent-at";
-  at.dataset.at = String(v.since);
-  at.dateTime = iso(v.since);
-  at.textContent = clock(v.since);
+  at.dataset.at = String(r.since);
+  at.dateTime = iso(r.since);
+  at.textContent = clock(r.since);
   const why = document.createElement("span");
   why.className = "recent-why";
-  why.textContent = v.reason;
+  why.textContent = r.reason;
   link.append(what, at, why);
   item.append(link);
   return item;
 }
 
-// The broker badge (several hosts): "broker connected", or down / connecting since when.
-export function fillBroker(el, broker) {
-  if (!el) return;
-  const state = broker && broker.state ? broker.state : "off";
-  el.dataset.broker = state;
-  el.textContent =
-    state === "connected" ? "broker connected" : state === "off" ? "" : `broker ${state} since ${clock(broker.since)}`;
-  show(el, state !== "off");
-}
-
-export function recentKey(v) {
-  return `${v.id}:${v.state}:${v.since}`;
+// The broker's badge (several hosts), as the server's list says it (listing.BrokerBadge): its
+// words, then the time it changed in the browser's own clock.
+export function fillBroker(el, badge) {
+  if (!el || !badge) return;
+  el.dataset.broker = badge.state;
+  setText(el, badge.since ? `${badge.text} ${clock(badge.since)}` : badge.text);
+  show(el, !badge.hidden);
 }
