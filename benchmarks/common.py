@@ -26,6 +26,18 @@ __all__ = ["REPO", "Daemon", "free_port", "wait_for"]
 HOOK_SCRIPT = REPO / "hooks" / "status-hook.sh"
 
 
+def hook_headers(token: str, event_id: str, pane: str, tmux: str) -> dict[str, str]:
+    """The headers of a hook's POST to /api/hooks, as the hook script sends them."""
+    return {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "X-Purplemux-Event-Id": event_id,
+        "X-Purplemux-Ts": str(time.time_ns()),
+        "X-Purplemux-Pane": pane,
+        "X-Purplemux-Tmux": tmux,
+    }
+
+
 # --- statistics --------------------------------------------------------------------------------
 
 

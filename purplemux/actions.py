@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from purplemux import events as ev
 from purplemux import tmux
-from purplemux.answer import AnswerError, Choice, Desk, pane_of
+from purplemux.answer import AnswerError, Choice, Desk, StatusError, pane_of
 from purplemux.engine import Engine
 from purplemux.events import Source
 from purplemux.model import Session, State
@@ -36,18 +36,8 @@ VERBS = ("dismiss", "answer", "focus", "screen")
 """What a person can do to a session (and so what another host may ask of its owner)."""
 
 
-class ActionError(Exception):
+class ActionError(StatusError):
     """A refused or failed action: an HTTP-style status, the reason, and facts for the body."""
-
-    def __init__(self, status: int, reason: str, **extra: Any) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.extra = extra
-
-    def to_json(self) -> dict[str, Any]:
-        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
-        return {"error": self.reason, **self.extra}
 
     @classmethod
     def of(cls, exc: AnswerError) -> ActionError:

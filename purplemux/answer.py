@@ -45,8 +45,9 @@ MAX_MOVES = 3
 SEEN_LIMIT = 1000
 
 
-class AnswerError(Exception):
-    """A refused or failed answer: the HTTP status, the reason, and facts for the JSON body."""
+class StatusError(Exception):
+    """A refusal with an HTTP-style status, the reason, and facts for the JSON body
+    (the base of AnswerError and actions.ActionError, which stay apart)."""
 
     def __init__(self, status: int, reason: str, **extra: Any) -> None:
         super().__init__(reason)
@@ -55,7 +56,12 @@ class AnswerError(Exception):
         self.extra = extra
 
     def to_json(self) -> dict[str, Any]:
+        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
         return {"error": self.reason, **self.extra}
+
+
+class AnswerError(StatusError):
+    """A refused or failed answer: the HTTP status, the reason, and facts for the JSON body."""
 
 
 def control_character(text: str) -> str | None:
