@@ -277,6 +277,20 @@ class Actions:
         if not self.settings.input_allowed:
             raise ActionError(403, self.settings.input_refusal)
 
+    async def _by_user(
+        self, make: Callable[..., ev.Event], session_id: str, verb: str, **fields: Any
+    ) -> None:
+        """Store what a person did to a session: an event of theirs, with a fresh id."""
+        await self.engine.submit(
+            make(
+                session_id=session_id,
+                at=time.time(),
+                id=f"{verb}:{uuid.uuid4().hex}",
+                source=Source.USER,
+                **fields,
+            )
+        )
+
     async def screen(self, session_id: str) -> ScreenResult:
         """The pane's text and prompt, with the prompt id an answer will be checked against.
 
@@ -315,21 +329,18 @@ class Actions:
         except AnswerError as exc:
             raise ActionError.of(exc) from None
         what = "cancel" if choice.cancel else (choice.option or "text")
-        await self.engine.submit(
-            ev.Answer(
-                session_id=session_id,
-                at=time.time(),
-                id=f"answer:{uuid.uuid4().hex}",
-                source=Source.USER,
-                name=f"Answer: {what} ({given.by})",
-                by=given.by,
-                prompt_id=given.prompt_id,
-                prompt_kind=done.prompt.kind,
-                option=choice.option,
-                text=choice.text,
-                cancel=choice.cancel,
-                confirmed=done.confirmed,
-            )
+        await self._by_user(
+            ev.Answer,
+            session_id,
+            "answer",
+            name=f"Answer: {what} ({given.by})",
+            by=given.by,
+            prompt_id=given.prompt_id,
+            prompt_kind=done.prompt.kind,
+            option=choice.option,
+            text=choice.text,
+            cancel=choice.cancel,
+            confirmed=done.confirmed,
         )
         return AnswerResult(
             prompt_id=given.prompt_id,
@@ -356,12 +367,5 @@ class Actions:
         session = self.session(session_id)
         if not allows(session, DISMISS):
             raise ActionError(409, f"session is {session.state.value}, not in review")
-        await self.engine.submit(
-            ev.Dismiss(
-                session_id=session_id,
-                at=time.time(),
-                id=f"dismiss:{uuid.uuid4().hex}",
-                source=Source.USER,
-            )
-        )
+        await self._by_user(ev.Dismiss, session_id, "dismiss")
         return DismissResult(self.engine.public(self.engine.sessions[session_id]))
