@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tests.support import Daemon, free_port, wait_for
 
@@ -23,7 +24,21 @@ REPO = Path(__file__).resolve().parent.parent
 
 __all__ = ["REPO", "Daemon", "free_port", "wait_for"]
 
+_T = TypeVar("_T")
+
 HOOK_SCRIPT = REPO / "hooks" / "status-hook.sh"
+
+
+def hook_headers(token: str, event_id: str, pane: str, tmux: str) -> dict[str, str]:
+    """The headers of a hook's POST to /api/hooks, as the hook script sends them."""
+    return {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "X-Purplemux-Event-Id": event_id,
+        "X-Purplemux-Ts": str(time.time_ns()),
+        "X-Purplemux-Pane": pane,
+        "X-Purplemux-Tmux": tmux,
+    }
 
 
 # --- statistics --------------------------------------------------------------------------------
@@ -208,3 +223,15 @@ def timed(fn: Callable[[], Any]) -> float:
 
 def tempdir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix=prefix)
+
+
+def run_from_args(
+    doc: str | None, n_help: str, prefix: str, run: Callable[[Path, int], _T]
+) -> tuple[int, _T]:
+    """A benchmark's command line (`-n`, default 200): run it in a fresh temporary directory;
+    the n given and what the run found."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("-n", type=int, default=200, help=n_help)
+    args = parser.parse_args()
+    with tempdir(prefix) as name:
+        return args.n, run(Path(name), args.n)

@@ -11,7 +11,6 @@ previous run's background delivery is allowed to finish, so runs do not overlap.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -21,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import Stats, bench_daemon, running, settle_spool, tempdir
+from benchmarks.common import Stats, bench_daemon, run_from_args, running, settle_spool
 from purplemux.install import hook_command
 from tests.support import closed_port
 
@@ -149,18 +148,12 @@ LABELS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("-n", type=int, default=200, help="runs per case (default 200)")
-    args = parser.parse_args()
-    with tempdir("purplemux-bench-hooks-") as name:
-        result = run(Path(name), args.n)
-    print(f"{args.n} runs each, {os.path.realpath(SHELL)}, ms until exit and EOF")
+    n, result = run_from_args(__doc__, "runs per case (default 200)", "purplemux-bench-hooks-", run)
+    print(f"{n} runs each, {os.path.realpath(SHELL)}, ms until exit and EOF")
     for key, label in LABELS.items():
         s = result.stats(key)
         print(f"{label:<52} min {s.min:7.2f}  median {s.median:7.2f}  max {s.max:8.2f}")
-    print(
-        f"daemon down: {result.spooled} of {args.n} spooled; daemon up: {result.delivered} logged"
-    )
+    print(f"daemon down: {result.spooled} of {n} spooled; daemon up: {result.delivered} logged")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ The same sample's arrival on alpha's own feed is the baseline (one host, no brok
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from benchmarks.common import Daemon, Stats, bench_daemon, tempdir, wait_for
+from benchmarks.common import Daemon, Stats, bench_daemon, run_from_args, wait_for
 from tests.support.hosts import RedisServer, boot, health, stop_all
 
 SID = "b0571000-5b2d-4e8a-9c3f-1d2e3f4a5b6c"
@@ -113,11 +112,7 @@ def run(root: Path, samples: int) -> Result:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("-n", type=int, default=200, help="samples (state changes)")
-    args = parser.parse_args()
-    with tempdir("purplemux-bench-hosts-") as name:
-        result = run(Path(name), args.n)
+    _, result = run_from_args(__doc__, "samples (state changes)", "purplemux-bench-hosts-", run)
     remote, local = result.stats()
     print(f"samples {len(result.remote)}, timeouts {result.timeouts}")
     for label, s in (("another host's feed", remote), ("the owner's own feed", local)):

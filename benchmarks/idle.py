@@ -29,7 +29,17 @@ from typing import Any
 import psutil
 
 from benchmarks import scale
-from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir, wait_for
+from benchmarks.common import (
+    REPO,
+    Daemon,
+    Stats,
+    api,
+    bench_daemon,
+    cache_root,
+    hook_headers,
+    tempdir,
+    wait_for,
+)
 
 BASELINE_REF = "2242df0"
 """The commit before issue 14 (file watchers on watchfiles, a /proc walk every 3 s, a tmux
@@ -80,14 +90,7 @@ def _post(
     conn: http.client.HTTPConnection, token: str, body: dict[str, Any], n: int, pane: str, tmux: str
 ) -> None:
     data = json.dumps(body).encode()
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Content-Type": "application/json",
-        "X-Purplemux-Event-Id": f"{time.time_ns()}-{n}",
-        "X-Purplemux-Ts": str(time.time_ns()),
-        "X-Purplemux-Pane": pane,
-        "X-Purplemux-Tmux": tmux,
-    }
+    headers = hook_headers(token, f"{time.time_ns()}-{n}", pane, tmux)
     conn.request("POST", "/api/hooks", body=data, headers=headers)
     resp = conn.getresponse()
     resp.read()

@@ -9,7 +9,7 @@ import math
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmarks import hook_latency, scale
@@ -53,12 +53,11 @@ FULL = Sizes(
 )
 
 
-QUICK = Sizes(
+QUICK = replace(
+    FULL,  # its shape (the same client and concurrency steps), smaller
     hook_runs=10,
-    ws_clients=(1, 50),
     ws_samples=10,
     ingest_events=300,
-    ingest_concurrency=(1, 4, 16),
     ingest_repeat=1,
     scale=scale.QUICK,
     tail_big=8 << 20,

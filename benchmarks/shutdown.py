@@ -28,7 +28,7 @@ from typing import Any
 
 import websockets
 
-from benchmarks.common import bench_daemon
+from benchmarks.common import bench_daemon, hook_headers
 from benchmarks.fixtures import project_dir, write_transcript
 from tests.support import Daemon, wait_for
 from tests.support.hosts import RedisServer
@@ -140,14 +140,7 @@ def _hooks(
             "POST",
             "/api/hooks",
             body=json.dumps(payload),
-            headers={
-                "Authorization": f"Bearer {d.token}",
-                "Content-Type": "application/json",
-                "X-Purplemux-Event-Id": f"stop-{client}-{n}",
-                "X-Purplemux-Ts": str(time.time_ns()),
-                "X-Purplemux-Pane": pane,
-                "X-Purplemux-Tmux": f"{tmux.socket},1,0",
-            },
+            headers=hook_headers(d.token, f"stop-{client}-{n}", pane, f"{tmux.socket},1,0"),
         )
         resp = conn.getresponse()
         resp.read()

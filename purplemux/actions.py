@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from purplemux import events as ev
 from purplemux import tmux
-from purplemux.answer import AnswerError, Choice, Desk, pane_of
+from purplemux.answer import AnswerError, Choice, Desk, StatusError, pane_of
 from purplemux.engine import Engine
 from purplemux.events import Source
 from purplemux.model import Session, State
@@ -36,18 +36,8 @@ VERBS = ("dismiss", "answer", "focus", "screen")
 """What a person can do to a session (and so what another host may ask of its owner)."""
 
 
-class ActionError(Exception):
+class ActionError(StatusError):
     """A refused or failed action: an HTTP-style status, the reason, and facts for the body."""
-
-    def __init__(self, status: int, reason: str, **extra: Any) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.extra = extra
-
-    def to_json(self) -> dict[str, Any]:
-        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
-        return {"error": self.reason, **self.extra}
 
     @classmethod
     def of(cls, exc: AnswerError) -> ActionError:
@@ -287,6 +277,20 @@ class Actions:
         if not self.settings.input_allowed:
             raise ActionError(403, self.settings.input_refusal)
 
+    async def _by_user(
+        self, make: Callable[..., ev.Event], session_id: str, verb: str, **fields: Any
+    ) -> None:
+        """Store what a person did to a session: an event of theirs, with a fresh id."""
+        await self.engine.submit(
+            make(
+                session_id=session_id,
+                at=time.time(),
+                id=f"{verb}:{uuid.uuid4().hex}",
+                source=Source.USER,
+                **fields,
+            )
+        )
+
     async def screen(self, session_id: str) -> ScreenResult:
         """The pane's text and prompt, with the prompt id an answer will be checked against.
 
@@ -325,21 +329,18 @@ class Actions:
         except AnswerError as exc:
             raise ActionError.of(exc) from None
         what = "cancel" if choice.cancel else (choice.option or "text")
-        await self.engine.submit(
-            ev.Answer(
-                session_id=session_id,
-                at=time.time(),
-                id=f"answer:{uuid.uuid4().hex}",
-                source=Source.USER,
-                name=f"Answer: {what} ({given.by})",
-                by=given.by,
-                prompt_id=given.prompt_id,
-                prompt_kind=done.prompt.kind,
-                option=choice.option,
-                text=choice.text,
-                cancel=choice.cancel,
-                confirmed=done.confirmed,
-            )
+        await self._by_user(
+            ev.Answer,
+            session_id,
+            "answer",
+            name=f"Answer: {what} ({given.by})",
+            by=given.by,
+            prompt_id=given.prompt_id,
+            prompt_kind=done.prompt.kind,
+            option=choice.option,
+            text=choice.text,
+            cancel=choice.cancel,
+            confirmed=done.confirmed,
         )
         return AnswerResult(
             prompt_id=given.prompt_id,
@@ -366,12 +367,5 @@ class Actions:
         session = self.session(session_id)
         if not allows(session, DISMISS):
             raise ActionError(409, f"session is {session.state.value}, not in review")
-        await self.engine.submit(
-            ev.Dismiss(
-                session_id=session_id,
-                at=time.time(),
-                id=f"dismiss:{uuid.uuid4().hex}",
-                source=Source.USER,
-            )
-        )
+        await self._by_user(ev.Dismiss, session_id, "dismiss")
         return DismissResult(self.engine.public(self.engine.sessions[session_id]))

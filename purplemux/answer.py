@@ -30,7 +30,7 @@ from typing import Any
 
 from purplemux import tmux
 from purplemux.model import Session, State, TmuxLocation
-from purplemux.procinfo import ProcInfo, is_claude
+from purplemux.procinfo import ProcInfo, is_claude, proc_name, read_proc
 from purplemux.prompts import Context, Prompt, context_of, recognise
 
 GUARD = 1.5
@@ -45,8 +45,9 @@ MAX_MOVES = 3
 SEEN_LIMIT = 1000
 
 
-class AnswerError(Exception):
-    """A refused or failed answer: the HTTP status, the reason, and facts for the JSON body."""
+class StatusError(Exception):
+    """A refusal with an HTTP-style status, the reason, and facts for the JSON body
+    (the base of AnswerError and actions.ActionError, which stay apart)."""
 
     def __init__(self, status: int, reason: str, **extra: Any) -> None:
         super().__init__(reason)
@@ -55,7 +56,12 @@ class AnswerError(Exception):
         self.extra = extra
 
     def to_json(self) -> dict[str, Any]:
+        """`{"error": reason, ...facts}`: what the HTTP API and the broker answer."""
         return {"error": self.reason, **self.extra}
+
+
+class AnswerError(StatusError):
+    """A refused or failed answer: the HTTP status, the reason, and facts for the JSON body."""
 
 
 def control_character(text: str) -> str | None:
@@ -120,20 +126,14 @@ async def _send_keys(loc: TmuxLocation, keys: tuple[str, ...]) -> None:
 
 def _proc(pid: int) -> tuple[ProcInfo, int, int] | None:
     """(the process, its process group, its terminal's foreground group) from /proc."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read()
-    except OSError:
+    read = read_proc(pid)
+    if read is None:
         return None
+    stat, raw = read
     head, _, rest = stat.rpartition(b")")
     fields = rest.split()
-    name = head.partition(b"(")[2].decode("utf-8", "surrogateescape")
     args = tuple(a for a in raw.decode("utf-8", "surrogateescape").split("\0") if a)
-    if len(name) >= 15 and args:
-        full = os.path.basename(args[0])
-        name = full if full.startswith(name) else name
+    name = proc_name(head, args)
     return ProcInfo(pid, int(fields[1]), name, args, 0.0), int(fields[2]), int(fields[5])
 
 

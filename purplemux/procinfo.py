@@ -31,3 +31,25 @@ def is_claude(info: ProcInfo) -> bool:
     if info.name.startswith("node") or argv0.startswith("node"):
         return any("claude-code" in arg for arg in info.cmdline[1:])
     return False
+
+
+def read_proc(pid: int | str) -> tuple[bytes, bytes] | None:
+    """A process's /proc/<pid>/stat and cmdline (None: it exited, or is not ours to read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return stat, raw
+
+
+def proc_name(stat_head: bytes, cmdline: tuple[str, ...]) -> str:
+    """The command name from a stat line's part before its last ')' (the name may hold spaces
+    and parentheses). The kernel keeps 15 characters of it; psutil then takes argv[0]'s."""
+    name = stat_head.partition(b"(")[2].decode("utf-8", "surrogateescape")
+    if len(name) >= 15 and cmdline:
+        full = os.path.basename(cmdline[0])
+        name = full if full.startswith(name) else name
+    return name

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -43,24 +44,29 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
         install.write_standalone(path, command)
         print(f"wrote {path}; run: claude --settings {path}", file=out)
         return 0
-    try:
-        result = install.install(settings.settings_json, command)
-    except install.SettingsError as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
-        return 2
-    print(install_summary(result, settings, installed=True), file=out)
-    return 0
+    return _change_hooks(lambda: install.install(settings.settings_json, command), settings, out)
 
 
 def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux import install
 
+    return _change_hooks(
+        lambda: install.uninstall(settings.settings_json), settings, out, installed=False
+    )
+
+
+def _change_hooks(
+    change: Callable[[], Any], settings: Settings, out: TextIO, installed: bool = True
+) -> int:
+    """Run an (un)install of the hooks in Claude's settings and say what it did (2: refused)."""
+    from purplemux import install
+
     try:
-        result = install.uninstall(settings.settings_json)
+        result = change()
     except install.SettingsError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
-    print(install_summary(result, settings, installed=False), file=out)
+    print(install_summary(result, settings, installed=installed), file=out)
     return 0
 
 

@@ -7,6 +7,9 @@ The verbs themselves are purplemux.actions; these routes read the body and relay
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
@@ -18,17 +21,24 @@ router = APIRouter(dependencies=[Depends(require_auth)])
 
 MAX_ANSWER_BODY = 16 * 1024
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def acting(method: Callable[..., Callable[[_F], _F]], verb: str) -> Callable[[_F], _F]:
+    """The route of one verb on a session: only an actor may (the cookie alone only views)."""
+    return method(
+        f"/api/sessions/{{session_id}}/{verb}",
+        response_model=None,
+        dependencies=[Depends(require_actor)],
+    )
+
 
 def reply(out: Outcome) -> JSONResponse:
     """An action's outcome as the HTTP answer."""
     return JSONResponse(out.body, status_code=out.status)
 
 
-@router.get(
-    "/api/sessions/{session_id}/screen",
-    response_model=None,
-    dependencies=[Depends(require_actor)],  # the cookie alone only views
-)
+@acting(router.get, "screen")
 async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
     acts = rt.actions
     if (relayed := await acts.relayed("screen", session_id, {})) is not None:
@@ -36,11 +46,7 @@ async def screen(session_id: str, rt: Runtime = Depends(current_runtime)) -> JSO
     return reply(outcome(await acts.screen(session_id)))
 
 
-@router.post(
-    "/api/sessions/{session_id}/answer",
-    response_model=None,
-    dependencies=[Depends(require_actor)],  # the cookie alone only views
-)
+@acting(router.post, "answer")
 async def answer(
     session_id: str, request: Request, rt: Runtime = Depends(current_runtime)
 ) -> JSONResponse:
@@ -56,11 +62,7 @@ async def answer(
     return reply(outcome(await acts.answer(session_id, AnswerInput.parse(data))))
 
 
-@router.post(
-    "/api/sessions/{session_id}/focus",
-    response_model=None,
-    dependencies=[Depends(require_actor)],  # the cookie alone only views
-)
+@acting(router.post, "focus")
 async def focus(
     session_id: str, request: Request, rt: Runtime = Depends(current_runtime)
 ) -> JSONResponse:

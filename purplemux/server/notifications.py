@@ -8,7 +8,8 @@ made it and ends with it."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -22,6 +23,8 @@ from purplemux.store import Store
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_auth)])
+
+_T = TypeVar("_T")
 MAX_SUBSCRIPTION = 8 * 1024
 MAX_SUBSCRIPTIONS = 20
 """Push subscriptions a daemon keeps (of live logins); one more is refused with a reason."""
@@ -66,6 +69,17 @@ def _subscription(data: Any) -> dict[str, Any]:
     return {"endpoint": endpoint, "keys": {"p256dh": keys["p256dh"], "auth": keys["auth"]}}
 
 
+async def _of_live_logins(rt: Runtime, fn: Callable[[Store], _T]) -> _T:
+    """`fn` on the store once the subscriptions of logins that ended are gone."""
+    live = rt.logins.live_ids()
+
+    def call(s: Store) -> _T:
+        s.keep_subscriptions_of(live)
+        return fn(s)
+
+    return await rt.store.call(call)
+
+
 @router.post("/api/push/subscriptions")
 async def add_subscription(
     request: Request,
@@ -73,16 +87,15 @@ async def add_subscription(
     actor: Actor = Depends(require_actor),
 ) -> JSONResponse:
     sub = _subscription(await read_json(request, MAX_SUBSCRIPTION))
-    live = rt.logins.live_ids()
     name = device_name(request.headers.get("user-agent"))
 
     def add(s: Store) -> str | None:
-        s.keep_subscriptions_of(live)  # those of ended logins go first: they do not count
+        # (those of ended logins went first: they do not count)
         if not s.has_subscription(sub["endpoint"]) and s.count_subscriptions() >= MAX_SUBSCRIPTIONS:
             return None
         return s.add_subscription(sub, actor.login, name)
 
-    device_id = await rt.store.call(add)
+    device_id = await _of_live_logins(rt, add)
     if device_id is None:
         return JSONResponse({"error": TOO_MANY}, status_code=409)
     return JSONResponse({"ok": True, "id": device_id, "name": name}, status_code=201)
@@ -94,13 +107,7 @@ async def list_devices(
 ) -> dict[str, Any]:
     """This daemon's subscriptions as devices: name, added, last delivery; no keys, and of the
     endpoint only the push service's host (those of logins that ended are gone first)."""
-    live = rt.logins.live_ids()
-
-    def listed(s: Store) -> list[dict[str, Any]]:
-        s.keep_subscriptions_of(live)
-        return s.devices()
-
-    return {"devices": await rt.store.call(listed)}
+    return {"devices": await _of_live_logins(rt, Store.devices)}
 
 
 def _device_id(data: Any) -> str:
@@ -110,22 +117,12 @@ def _device_id(data: Any) -> str:
     return device_id
 
 
-@router.post("/api/push/subscriptions/test")
-async def test_device(
-    request: Request,
-    rt: Runtime = Depends(current_runtime),
-    actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
+@router.post("/api/push/subscriptions/test", dependencies=[Depends(require_actor)])
+async def test_device(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
     """Send a test notification to one device and say what its push service answered; a
     subscription the service reports gone (404/410) is marked so."""
     device_id = _device_id(await read_json(request, MAX_SUBSCRIPTION))
-    live = rt.logins.live_ids()
-
-    def found(s: Store) -> dict[str, Any] | None:
-        s.keep_subscriptions_of(live)
-        return s.subscription(device_id)
-
-    sub = await rt.store.call(found)
+    sub = await _of_live_logins(rt, lambda s: s.subscription(device_id))
     if sub is None:
         raise HTTPException(404, "no such device (or its push service dropped it already)")
     sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt), tries=1)

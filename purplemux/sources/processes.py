@@ -16,7 +16,7 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 from purplemux import fdlimit
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
-from purplemux.procinfo import ProcInfo, is_claude
+from purplemux.procinfo import ProcInfo, is_claude, proc_name, read_proc
 from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
@@ -121,24 +121,17 @@ def _proc_snapshot() -> ProcessTable:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                raw = f.read()
-        except OSError:
+        read = read_proc(entry)
+        if read is None:
             continue  # it exited meanwhile, or is not ours to read
+        stat, raw = read
         pid = int(entry)
         # The command name may hold spaces and parentheses: it ends at the last ')'.
         head, _, rest = stat.rpartition(b")")
         fields = rest.split()
         ppid, started = int(fields[1]), int(fields[19])
-        name = head.partition(b"(")[2].decode("utf-8", "surrogateescape")
         cmdline = _proc_cmdline(raw.decode("utf-8", "surrogateescape"))
-        if len(name) >= 15 and cmdline:
-            # The kernel keeps 15 characters of the name; psutil then takes argv[0]'s.
-            full = os.path.basename(cmdline[0])
-            name = full if full.startswith(name) else name
+        name = proc_name(head, cmdline)
         table.procs[pid] = ProcInfo(pid, ppid, name, cmdline, boot + started / ticks)
         table.children.setdefault(ppid, []).append(pid)
     return table
