@@ -20,23 +20,15 @@ from tests.support.hosts import (
     post_hook,
     row,
     start_all,
+    start_hosts,
 )
 from tests.support.screens import call
-
-
-def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
-    out = [host_daemon(base, name, redis) for name in names]
-    daemons.extend(out)
-    start_all(out)
-    for d in out:
-        wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=30)
-    return out
 
 
 def test_a_session_on_one_host_is_listed_live_on_the_others_with_its_host(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    a, b, c = start_hosts(daemons, base, redis, "alpha", "bravo", "charlie")
     sid = "5e551011-0000-4000-8000-00000000000a"
     auth = {"Authorization": f"Bearer {b.token}"}
     with connect(f"ws://127.0.0.1:{b.port}/api/stream", additional_headers=auth) as ws:
@@ -73,7 +65,7 @@ def test_a_session_on_one_host_is_listed_live_on_the_others_with_its_host(
 def test_a_dismiss_on_another_host_reaches_the_owner(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b = start(daemons, base, redis, "alpha", "bravo")
+    a, b = start_hosts(daemons, base, redis, "alpha", "bravo")
     sid = "d15a1550-0000-4000-8000-00000000000a"
     for name in ("SessionStart", "UserPromptSubmit", "Stop"):
         post_hook(a, hook(name, sid, prompt="x", last_assistant_message="Done."))
@@ -93,7 +85,7 @@ def test_a_dismiss_on_another_host_reaches_the_owner(
 def test_redis_killed_and_restarted_empty_while_a_turn_ends_others_converge(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    a, b, c = start_hosts(daemons, base, redis, "alpha", "bravo", "charlie")
     sid = "c0ffee00-0000-4000-8000-00000000000a"
     post_hook(a, hook("SessionStart", sid))
     post_hook(a, hook("UserPromptSubmit", sid, prompt="go"))
@@ -120,7 +112,7 @@ def test_redis_killed_and_restarted_empty_while_a_turn_ends_others_converge(
 def test_three_hosts_thirty_sessions_each_listed_everywhere(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    hosts = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    hosts = start_hosts(daemons, base, redis, "alpha", "bravo", "charlie")
     expected: dict[str, str] = {}
     for n, d in enumerate(hosts):
         for i in range(30):
@@ -138,7 +130,7 @@ def test_three_hosts_thirty_sessions_each_listed_everywhere(
 def test_a_killed_host_goes_stale_and_comes_back(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    a, b, c = start_hosts(daemons, base, redis, "alpha", "bravo", "charlie")
     sid = "57a1e000-0000-4000-8000-00000000000c"
     post_hook(c, hook("SessionStart", sid))
     for d in (a, b):
