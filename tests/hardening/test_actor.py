@@ -32,7 +32,7 @@ from tests.hardening.helpers import spy_compare_digest
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, run_hook, settings_for, wait_for
 from tests.support.logins import Login, http_login, subscription_logins
-from tests.support.screens import asking, call, capture, dialog_pane
+from tests.support.screens import asking, call, capture, dialog_pane, window_active
 
 SUBSCRIPTIONS = "/api/push/subscriptions"
 
@@ -58,17 +58,6 @@ def send(
 
 def bearer(d: Daemon) -> dict[str, str]:
     return {"Authorization": f"Bearer {d.token}"}
-
-
-def window_active(sock: str, pane: str) -> bool:
-    """Whether the pane's window is its tmux session's current one."""
-    out = subprocess.run(
-        ["tmux", "-S", sock, "display-message", "-p", "-t", pane, "#{window_active}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip() == "1"
 
 
 def answers(d: Daemon, sid: str) -> list[dict[str, Any]]:
