@@ -13,11 +13,7 @@ from tests.support.screens import call
 
 
 def test_memory_report_names_the_daemons_own_allocations_when_traced(tmp_path: Path) -> None:
-    daemon = Daemon(
-        home=tmp_path / "pmx",
-        claude_dir=tmp_path / "claude",
-        env_extra={"PYTHONTRACEMALLOC": "1"},
-    ).start()
+    daemon = Daemon.under(tmp_path, "pmx", PYTHONTRACEMALLOC="1").start()
     try:
         for i in range(20):
             run_hook(daemon.home, {"session_id": f"s{i}", "hook_event_name": "UserPromptSubmit"})
@@ -38,7 +34,7 @@ def test_memory_report_names_the_daemons_own_allocations_when_traced(tmp_path: P
 
 
 def test_memory_report_without_tracing_says_how_to_turn_it_on(tmp_path: Path) -> None:
-    daemon = Daemon(home=tmp_path / "pmx", claude_dir=tmp_path / "claude").start()
+    daemon = Daemon.under(tmp_path, "pmx").start()
     try:
         status, body = call(daemon, "GET", "/api/debug/memory")
         assert status == 200

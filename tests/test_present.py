@@ -25,30 +25,39 @@ def test_every_state_has_one_look_with_distinct_words_glyphs_and_order() -> None
     assert [s for s in State if pr.DISMISS in LOOKS[s].actions] == [State.REVIEW]
 
 
-def test_what_a_row_says_for_each_state() -> None:
-    def said(**fields: object) -> tuple[str, str, str, str]:
-        v = present(Session(id="s", **fields))  # type: ignore[arg-type]
-        return v.detail_kind, v.detail_prefix, v.detail, v.reason
+ALL = slice(None)
+SAID: list[tuple[dict[str, object], int | slice, object]] = [
+    (
+        {"state": State.NEEDS_INPUT, "waiting_for": "Bash: ls"},
+        ALL,
+        ("waiting", "Waiting for", "Bash: ls", "Waiting for: Bash: ls"),
+    ),
+    ({"state": State.NEEDS_INPUT}, 3, "Waiting for your input"),
+    (
+        {"state": State.BUSY, "current_tool": "Read"},
+        ALL,
+        ("tool", "Running", "Read", "Running: Read"),
+    ),
+    ({"state": State.BUSY}, 2, "Working…"),
+    ({"state": State.BUSY, "compacting": True}, 2, "Compacting the conversation…"),
+    ({"state": State.REVIEW}, 2, "Finished; ready for review."),
+    ({"state": State.REVIEW, "snippet": "Done."}, 2, "Done."),
+    (
+        {"state": State.REVIEW, "snippet": "boom", "error": "boom"},
+        ALL,
+        ("", "", "", "Failed: boom"),
+    ),
+    ({"state": State.IDLE}, ALL, ("", "", "", "")),
+]
 
-    assert said(state=State.NEEDS_INPUT, waiting_for="Bash: ls") == (
-        "waiting",
-        "Waiting for",
-        "Bash: ls",
-        "Waiting for: Bash: ls",
-    )
-    assert said(state=State.NEEDS_INPUT)[3] == "Waiting for your input"
-    assert said(state=State.BUSY, current_tool="Read") == (
-        "tool",
-        "Running",
-        "Read",
-        "Running: Read",
-    )
-    assert said(state=State.BUSY)[2] == "Working…"
-    assert said(state=State.BUSY, compacting=True)[2] == "Compacting the conversation…"
-    assert said(state=State.REVIEW)[2] == "Finished; ready for review."
-    assert said(state=State.REVIEW, snippet="Done.")[2] == "Done."
-    assert said(state=State.REVIEW, snippet="boom", error="boom") == ("", "", "", "Failed: boom")
-    assert said(state=State.IDLE) == ("", "", "", "")
+
+@pytest.mark.parametrize(("fields", "part", "expected"), SAID)
+def test_what_a_row_says_for_each_state(
+    fields: dict[str, object], part: int | slice, expected: object
+) -> None:
+    v = present(Session(id="s", **fields))  # type: ignore[arg-type]
+    said = (v.detail_kind, v.detail_prefix, v.detail, v.reason)
+    assert said[part] == expected
 
 
 def test_places_and_their_order() -> None:

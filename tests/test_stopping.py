@@ -413,11 +413,7 @@ def test_sigterm_does_not_wait_on_a_half_sent_request(
     """A client that sent a hook's headers and part of its body, then nothing (a slow or
     hostile local client), with WebSocket viewers connected: SIGTERM still ends the process,
     open requests being given a bounded grace (not the minute a request may take)."""
-    d = Daemon(
-        home=tmp_path / "home",
-        claude_dir=tmp_path / "claude",
-        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "60"},
-    ).start()
+    d = Daemon.under(tmp_path, PURPLEMUX_REQUEST_TIMEOUT="60").start()
     try:
         viewers = [
             ws_connect(

@@ -12,7 +12,8 @@ import sys
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -249,12 +250,21 @@ async def settle(marker_task: asyncio.Task[None]) -> None:
         await asyncio.sleep(0)
 
 
-@pytest.mark.asyncio
-async def test_marker_sets_unsets_and_skips_repeats() -> None:
-    tmux = FakeTmux()
+@asynccontextmanager
+async def marking(tmux: FakeTmux) -> AsyncIterator[tuple[pm.PaneMarker, asyncio.Task[None]]]:
+    """A PaneMarker on TMUX with its worker running; the worker is cancelled at the end."""
     marker = pm.PaneMarker(tmux)
     task = asyncio.create_task(marker.run())
     try:
+        yield marker, task
+    finally:
+        task.cancel()
+
+
+@pytest.mark.asyncio
+async def test_marker_sets_unsets_and_skips_repeats() -> None:
+    tmux = FakeTmux()
+    async with marking(tmux) as (marker, task):
         marker.on_change(session("a", State.BUSY))
         await settle(task)
         marker.on_change(session("a", State.BUSY))  # a tool update: same state
@@ -265,8 +275,6 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
         await settle(task)
         marker.on_change(Session(id="no-tmux", state=State.BUSY))
         await settle(task)
-    finally:
-        task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
     assert tmux.names() == ["session a", "session a", None]  # no name or folder: the id
     assert tmux.commands[0] == pm.mark_commands("%1", "busy", "session a")
@@ -285,9 +293,7 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
 @pytest.mark.asyncio
 async def test_marker_names_the_pane_and_renames_it() -> None:
     tmux = FakeTmux()
-    marker = pm.PaneMarker(tmux)
-    task = asyncio.create_task(marker.run())
-    try:
+    async with marking(tmux) as (marker, task):
         s = Session(id="a", state=State.BUSY, tmux=TmuxLocation("%1"), cwd="/w/api-server")
         marker.on_change(s)
         await settle(task)
@@ -295,8 +301,6 @@ async def test_marker_names_the_pane_and_renames_it() -> None:
         await settle(task)
         marker.on_change(replace(s, title="fix-the-build", state=State.REVIEW))
         await settle(task)
-    finally:
-        task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "busy"), ("%1", "review")]
     assert tmux.names() == ["api-server", "fix-the-build", "fix-the-build"]
 
@@ -305,9 +309,7 @@ async def test_marker_names_the_pane_and_renames_it() -> None:
 async def test_marker_coalesces_a_burst_to_the_latest_state_per_pane() -> None:
     tmux = FakeTmux()
     tmux.gate.clear()  # tmux is slow: changes pile up meanwhile
-    marker = pm.PaneMarker(tmux)
-    task = asyncio.create_task(marker.run())
-    try:
+    async with marking(tmux) as (marker, task):
         marker.on_change(session("a", State.BUSY))
         await settle(task)  # the worker is now inside the first (slow) call
         for state in (State.NEEDS_INPUT, State.BUSY, State.NEEDS_INPUT, State.REVIEW):
@@ -315,25 +317,19 @@ async def test_marker_coalesces_a_burst_to_the_latest_state_per_pane() -> None:
         marker.on_change(session("b", State.BUSY, pane="%2"))
         tmux.gate.set()
         await settle(task)
-    finally:
-        task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%2", "busy")]
 
 
 @pytest.mark.asyncio
 async def test_an_old_session_ending_does_not_wipe_its_successor_on_the_pane() -> None:
     tmux = FakeTmux()
-    marker = pm.PaneMarker(tmux)
-    task = asyncio.create_task(marker.run())
-    try:
+    async with marking(tmux) as (marker, task):
         marker.on_change(session("old", State.IDLE))
         marker.on_change(session("new", State.IDLE))  # /clear: a new id in the same pane
         await settle(task)
         marker.on_change(session("old", State.IDLE, ended=True))  # its end arrives late
         marker.on_change(session("new", State.BUSY))
         await settle(task)
-    finally:
-        task.cancel()
     assert tmux.marks() == [("%1", "idle"), ("%1", "busy")]
 
 
@@ -341,17 +337,13 @@ async def test_an_old_session_ending_does_not_wipe_its_successor_on_the_pane() -
 async def test_marker_survives_a_failing_tmux() -> None:
     tmux = FakeTmux()
     tmux.fail = True
-    marker = pm.PaneMarker(tmux)
-    task = asyncio.create_task(marker.run())
-    try:
+    async with marking(tmux) as (marker, task):
         marker.on_change(session("a", State.BUSY))
         await settle(task)
         tmux.fail = False
         marker.on_change(session("a", State.BUSY))  # not marked before: tried again
         await settle(task)
         assert not task.done()
-    finally:
-        task.cancel()
     assert tmux.marks() == [("%1", "busy"), ("%1", "busy")]
 
 

@@ -10,7 +10,6 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.store import Store
 from tests.support import Daemon, run_hook, wait_for
-from tests.support.browser import PROMPT_TOOL, new_page, sign_in
+from tests.support.browser import PROMPT_TOOL, new_page, poll, sign_in
 from tests.support.hosts import post_hook
 
 pytestmark = pytest.mark.browser
@@ -227,14 +226,6 @@ def stand_in(page: Page, pattern: str = r"/api/stream$") -> list[WebSocketRoute]
 
     page.route_web_socket(re.compile(pattern), accept)
     return sockets
-
-
-def poll(page: Page, probe: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        page.wait_for_timeout(20)
 
 
 def test_the_history_page_resyncs_on_a_seq_gap(page: Page, daemon: Daemon) -> None:

@@ -6,7 +6,6 @@ import json
 import re
 import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from purplemux.listing import board
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.present import SessionView, present, session_json
 from tests.support import Daemon
-from tests.support.browser import PROMPT_TOOL, hook, make, sign_in, wait_state
+from tests.support.browser import PROMPT_TOOL, hook, make, poll, sign_in, wait_state
 
 pytestmark = pytest.mark.browser
 
@@ -34,15 +33,6 @@ WATCH = """([sid, state]) => {
   observer.observe(document.body, {subtree: true, childList: true, attributes: true,
                                    attributeFilter: ["data-state"]});
 }"""
-
-
-def poll(page: Page, probe: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait until `probe()` holds, letting Playwright deliver the page's events meanwhile."""
-    deadline = time.monotonic() + timeout
-    while not probe():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        page.wait_for_timeout(20)
 
 
 def row(page: Page, sid: str) -> Any:

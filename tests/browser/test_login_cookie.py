@@ -7,8 +7,6 @@ that records the Cookie header of each request it gets.
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +14,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.support import Daemon
 from tests.support.browser import new_page, sign_in
+from tests.support.logins import cookie_server
 
 pytestmark = pytest.mark.browser
 
@@ -23,26 +22,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def other_server() -> Iterator[tuple[int, list[str]]]:
     """A server on another local port; yields (port, the Cookie headers it received)."""
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.headers.get("Cookie") or "")
-            body = b"<!doctype html><title>another local server</title><p>hello"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1], seen
-    server.shutdown()
-    server.server_close()
+    with cookie_server() as (port, seen):
+        yield port, seen
 
 
 def test_no_cookie_holding_the_token_reaches_another_local_port(

@@ -9,11 +9,9 @@ The pane is a real tmux pane on a private server showing a captured Claude permi
 from __future__ import annotations
 
 import http.client
-import http.server
 import json
 import re
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,20 +23,10 @@ from purplemux.server.auth import PAGE_KEY_HEADER
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon, wait_for
 from tests.support.browser import new_page, sign_in
-from tests.support.logins import subscription_logins
-from tests.support.screens import asking, capture, dialog_pane
+from tests.support.logins import cookie_server, subscription_logins
+from tests.support.screens import asking, capture, dialog_pane, window_active
 
 pytestmark = pytest.mark.browser
-
-
-def window_active(sock: str, pane: str) -> bool:
-    out = subprocess.run(
-        ["tmux", "-S", sock, "display-message", "-p", "-t", pane, "#{window_active}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip() == "1"
 
 
 def answers(d: Daemon, sid: str) -> list[tuple[str, str]]:
@@ -61,26 +49,8 @@ def asking_pane(tmp_path: Path, daemon: Daemon) -> Iterator[tuple[str, str]]:
 def other_server() -> Iterator[tuple[str, list[str]]]:
     """Another server on this host (another port); yields (its origin, the Cookie headers it
     received): what a server replaying the dashboard's cookie holds."""
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.headers.get("Cookie") or "")
-            body = b"<!doctype html><title>another local server</title><p>hello"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    server.shutdown()
-    server.server_close()
+    with cookie_server() as (port, seen):
+        yield f"http://127.0.0.1:{port}", seen
 
 
 SUBSCRIPTION = {"endpoint": "https://push.example/1", "keys": {"p256dh": "P", "auth": "A"}}

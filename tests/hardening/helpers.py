@@ -5,14 +5,19 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from purplemux.install import HOOK_EVENTS
+from purplemux.server.app import create_app
+from tests.support import settings_for
 
 # Caps on the public Session JSON (purplemux/sources/hooks.py, machine.py, events.sanitize).
 SESSION_CAPS: dict[str, int] = {
@@ -44,12 +49,9 @@ Push sends to the random endpoints fuzzing subscribes cannot hang a test or its 
 
 
 def encodable(text: str) -> bool:
-    """True when text can be written as UTF-8 (no lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """True when text can be written as UTF-8: it holds no surrogate code point (U+D800..U+DFFF),
+    the only ones strict UTF-8 refuses."""
+    return not any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def assert_session_capped(session: Mapping[str, Any]) -> None:
@@ -230,3 +232,10 @@ def spy_compare_digest(monkeypatch: pytest.MonkeyPatch, module: str) -> list[tup
 
     monkeypatch.setattr(f"{module}.hmac.compare_digest", spy)
     return calls
+
+
+@contextmanager
+def client_and_token(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
+    """The app in a TestClient with no credentials (a home under TMP_PATH), and its token."""
+    with TestClient(create_app(settings_for(tmp_path))) as c:
+        yield c, (tmp_path / "home" / "token").read_text().strip()

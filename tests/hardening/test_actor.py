@@ -20,19 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from websockets.sync.client import connect
 
 from purplemux import logins
-from purplemux.server.app import create_app
 from purplemux.server.auth import PAGE_KEY_HEADER
 from purplemux.server.notifications import MAX_SUBSCRIPTIONS
 from purplemux.store import MIGRATIONS
-from tests.hardening.helpers import spy_compare_digest
+from tests.hardening.helpers import client_and_token, spy_compare_digest
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
-from tests.support import Daemon, run_hook, settings_for, wait_for
+from tests.support import Daemon, run_hook, wait_for
 from tests.support.logins import Login, http_login, subscription_logins
-from tests.support.screens import asking, call, capture, dialog_pane
+from tests.support.screens import asking, call, capture, dialog_pane, window_active
 
 SUBSCRIPTIONS = "/api/push/subscriptions"
 
@@ -58,17 +56,6 @@ def send(
 
 def bearer(d: Daemon) -> dict[str, str]:
     return {"Authorization": f"Bearer {d.token}"}
-
-
-def window_active(sock: str, pane: str) -> bool:
-    """Whether the pane's window is its tmux session's current one."""
-    out = subprocess.run(
-        ["tmux", "-S", sock, "display-message", "-p", "-t", pane, "#{window_active}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip() == "1"
 
 
 def answers(d: Daemon, sid: str) -> list[dict[str, Any]]:
@@ -176,13 +163,21 @@ def test_a_replayed_cookie_can_view_but_not_act(
     assert bodies(service, sub, 1) == ["the page's own device hears of it"]
 
 
+def page_and_cli_subscriptions(
+    daemon: Daemon, service: FakePushService, login: Login
+) -> tuple[BrowserSubscription, BrowserSubscription]:
+    """Two devices subscribed: one by the page (its login's key), one with the CLI's token."""
+    page_sub, cli_sub = service.subscribe(), service.subscribe()
+    assert send(daemon, "POST", SUBSCRIPTIONS, login.page, page_sub.to_json())[0] == 201
+    assert send(daemon, "POST", SUBSCRIPTIONS, bearer(daemon), cli_sub.to_json())[0] == 201
+    return page_sub, cli_sub
+
+
 def test_logout_all_ends_the_key_and_the_logins_subscriptions(
     daemon: Daemon, service: FakePushService
 ) -> None:
     login = http_login(daemon.port, daemon.token)
-    page_sub, cli_sub = service.subscribe(), service.subscribe()
-    assert send(daemon, "POST", SUBSCRIPTIONS, login.page, page_sub.to_json())[0] == 201
-    assert send(daemon, "POST", SUBSCRIPTIONS, bearer(daemon), cli_sub.to_json())[0] == 201
+    page_sub, cli_sub = page_and_cli_subscriptions(daemon, service, login)
     review(daemon, "a1", "before")
     assert bodies(service, page_sub, 1) == ["before"]
     assert bodies(service, cli_sub, 1) == ["before"]
@@ -286,9 +281,7 @@ def test_a_focused_page_holds_back_its_own_pushes_only_while_connected(
     daemon: Daemon, service: FakePushService
 ) -> None:
     login = http_login(daemon.port, daemon.token)
-    own, phone = service.subscribe(), service.subscribe()
-    assert send(daemon, "POST", SUBSCRIPTIONS, login.page, own.to_json())[0] == 201
-    assert send(daemon, "POST", SUBSCRIPTIONS, bearer(daemon), phone.to_json())[0] == 201
+    own, phone = page_and_cli_subscriptions(daemon, service, login)
     with feed(daemon, login) as ws:
         focused(ws, login.key)
         changed_to(ws, daemon, "f1", "busy")
@@ -324,8 +317,7 @@ def test_the_page_key_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = spy_compare_digest(monkeypatch, "purplemux.server.auth")
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        token = (tmp_path / "home" / "token").read_text().strip()
+    with client_and_token(tmp_path) as (c, token):
         r = c.get(f"/?token={token}")
         secret = c.cookies[logins.COOKIE]
         key = r.text.split('name="purplemux-page-key" content="', 1)[1].split('"', 1)[0]

@@ -23,15 +23,16 @@ def limit_fds() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
 
 
+def limited_daemon(tmp_path: Path, request_timeout: str) -> Iterator[Daemon]:
+    """A daemon under FD_LIMIT descriptors with that request timeout (s), stopped at the end."""
+    d = Daemon.under(tmp_path, PURPLEMUX_REQUEST_TIMEOUT=request_timeout)
+    yield d.start(timeout=20, preexec_fn=limit_fds)
+    d.stop()
+
+
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(
-        home=tmp_path / "home",
-        claude_dir=tmp_path / "claude",
-        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "1"},
-    ).start(timeout=20, preexec_fn=limit_fds)
-    yield d
-    d.stop()
+    yield from limited_daemon(tmp_path, "1")
 
 
 def closed_by_server(sock: socket.socket, within: float = 8.0) -> bool:
@@ -149,13 +150,7 @@ def still_open(socks: list[socket.socket]) -> int:
 @pytest.fixture
 def slow_daemon(tmp_path: Path) -> Iterator[Daemon]:
     """Half-sent requests stay (a 60 s request timeout): only the caps close them."""
-    d = Daemon(
-        home=tmp_path / "home",
-        claude_dir=tmp_path / "claude",
-        env_extra={"PURPLEMUX_REQUEST_TIMEOUT": "60"},
-    ).start(timeout=20, preexec_fn=limit_fds)
-    yield d
-    d.stop()
+    yield from limited_daemon(tmp_path, "60")
 
 
 def test_a_flood_from_many_addresses_leaves_room_for_hooks(slow_daemon: Daemon) -> None:

@@ -29,7 +29,13 @@ from purplemux import cli, logins
 from purplemux.serve import is_loopback
 from purplemux.server.app import create_app
 from purplemux.settings import Settings
-from tests.hardening.helpers import Endpoint, concrete, endpoints, spy_compare_digest
+from tests.hardening.helpers import (
+    Endpoint,
+    client_and_token,
+    concrete,
+    endpoints,
+    spy_compare_digest,
+)
 from tests.support import Daemon, free_port, settings_for
 from tests.support.logins import http_login
 
@@ -48,8 +54,8 @@ EVIL = "http://evil.example"
 @pytest.fixture
 def app_client(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
     """A client with no credentials, and the token it could use."""
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        yield c, (tmp_path / "home" / "token").read_text().strip()
+    with client_and_token(tmp_path) as (c, token):
+        yield c, token
 
 
 def login(c: TestClient, token: str) -> dict[str, str]:

@@ -149,8 +149,12 @@ documents = st.tuples(
 ).map(lambda parts: b"".join(line + b"\n" for line in parts[0]) + parts[1].replace(b"\n", b""))
 
 
+Case = tuple[bytes, list[bytes], int]
+"""A document, its cut into chunks, and the reader's max_line."""
+
+
 @st.composite
-def chunked(draw: st.DrawFn) -> tuple[bytes, list[bytes], int]:
+def chunked(draw: st.DrawFn) -> Case:
     doc = draw(documents)
     cuts = sorted(draw(st.lists(st.integers(0, len(doc)), max_size=12)))
     bounds = [0, *cuts, len(doc)]
@@ -185,9 +189,7 @@ def final_state(reader: TranscriptReader) -> tuple[Any, ...]:
 
 @FUZZ
 @given(case=chunked())
-def test_feed_never_raises_and_offsets_stay_consistent(
-    case: tuple[bytes, list[bytes], int],
-) -> None:
+def test_feed_never_raises_and_offsets_stay_consistent(case: Case) -> None:
     doc, chunks, max_line = case
     reader = TranscriptReader("s", max_line=max_line)
     fed = b""
@@ -200,7 +202,7 @@ def test_feed_never_raises_and_offsets_stay_consistent(
 
 @FUZZ
 @given(case=chunked())
-def test_same_events_whatever_the_chunking(case: tuple[bytes, list[bytes], int]) -> None:
+def test_same_events_whatever_the_chunking(case: Case) -> None:
     doc, chunks, max_line = case
     whole = TranscriptReader("s", max_line=max_line)
     expected = whole.feed(doc, flush=False) + whole.feed(b"")
@@ -227,9 +229,7 @@ def test_same_events_whatever_the_chunking(case: tuple[bytes, list[bytes], int])
 
 @FUZZ
 @given(case=chunked())
-def test_what_a_transcript_sets_on_a_session_is_capped(
-    case: tuple[bytes, list[bytes], int],
-) -> None:
+def test_what_a_transcript_sets_on_a_session_is_capped(case: Case) -> None:
     """Through the engine's sanitize and the reducer: the session fields stay within caps."""
     _, chunks, max_line = case
     reader = TranscriptReader("s", max_line=max_line)

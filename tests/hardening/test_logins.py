@@ -8,12 +8,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from fastapi.testclient import TestClient
 
 from purplemux import logins
-from purplemux.server.app import create_app
-from tests.hardening.helpers import spy_compare_digest
-from tests.support import Daemon, settings_for
+from tests.hardening.helpers import client_and_token, spy_compare_digest
+from tests.support import Daemon
 from tests.support.logins import http_login
 
 
@@ -87,8 +85,7 @@ def test_the_login_cookie_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = spy_compare_digest(monkeypatch, "purplemux.logins")
-    with TestClient(create_app(settings_for(tmp_path))) as c:
-        token = (tmp_path / "home" / "token").read_text().strip()
+    with client_and_token(tmp_path) as (c, token):
         assert c.get(f"/?token={token}", follow_redirects=False).status_code == 200
         secret = c.cookies[logins.COOKIE]
         c.cookies.clear()

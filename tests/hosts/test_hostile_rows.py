@@ -22,22 +22,12 @@ from tests.support.hosts import (
     forged_row,
     health,
     hook,
-    host_daemon,
     post_hook,
     row,
-    start_all,
+    start_hosts,
 )
 
 REFUSED = "refused a session row"
-
-
-def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
-    out = [host_daemon(base, name, redis) for name in names]
-    daemons.extend(out)
-    start_all(out)
-    for d in out:
-        wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=30)
-    return out
 
 
 def sid(n: int) -> str:
@@ -52,7 +42,7 @@ def seen(d: Daemon, *ids: str) -> bool:
 def test_a_malformed_row_leaves_every_link_up_and_every_good_row_listed(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b = start(daemons, base, redis, "alpha", "bravo")
+    a, b = start_hosts(daemons, base, redis, "alpha", "bravo")
     mine = sid(1)
     post_hook(a, hook("SessionStart", mine, cwd="/src/alpha-work"))
     good, bad = sid(2), sid(3)
@@ -126,7 +116,7 @@ def first_watch_table(d: Daemon, *ids: str) -> str:
 def test_escape_sequences_in_remote_host_names_and_fields_never_reach_a_terminal(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    (b,) = start(daemons, base, redis, "bravo")
+    (b,) = start_hosts(daemons, base, redis, "bravo")
     local, asks = sid(10), sid(11)
     post_hook(b, hook("SessionStart", local, cwd="/src/site"), pane="%1")
     tmux = {"pane": f"%7{EVIL}", "socket": f"/tmp/{EVIL}", "session": EVIL, "window": EVIL}
@@ -178,7 +168,7 @@ def test_escape_sequences_in_remote_host_names_and_fields_never_reach_a_terminal
 def test_rows_are_capped_per_host_and_in_size(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    (b,) = start(daemons, base, redis, "bravo")
+    (b,) = start_hosts(daemons, base, redis, "bravo")
     flood = {sid(100_000 + n): forged_row(sid(100_000 + n)) for n in range(50_000)}
     forge(redis, "mallory", flood)
     big = sid(9)
@@ -201,7 +191,7 @@ def test_rows_are_capped_per_host_and_in_size(
 def test_a_remote_row_never_shadows_a_local_session_or_another_hosts(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b = start(daemons, base, redis, "alpha", "bravo")
+    a, b = start_hosts(daemons, base, redis, "alpha", "bravo")
     ours, theirs = sid(20), sid(21)
     post_hook(b, hook("SessionStart", ours, cwd="/src/bravo-own"))
     post_hook(a, hook("SessionStart", theirs, cwd="/src/alpha-own"))

@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from websockets.sync.client import connect
 
 from tests.support.daemon import Daemon, wait_for
@@ -20,23 +21,21 @@ from tests.support.hosts import (
     post_hook,
     row,
     start_all,
+    start_hosts,
 )
 from tests.support.screens import call
 
 
-def start(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
-    out = [host_daemon(base, name, redis) for name in names]
-    daemons.extend(out)
-    start_all(out)
-    for d in out:
-        wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=30)
-    return out
+@pytest.fixture
+def three(redis: RedisServer, daemons: list[Daemon], base: Path) -> list[Daemon]:
+    """alpha, bravo and charlie on one Redis, each connected."""
+    return start_hosts(daemons, base, redis, "alpha", "bravo", "charlie")
 
 
 def test_a_session_on_one_host_is_listed_live_on_the_others_with_its_host(
-    redis: RedisServer, daemons: list[Daemon], base: Path
+    three: list[Daemon],
 ) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    a, b, c = three
     sid = "5e551011-0000-4000-8000-00000000000a"
     auth = {"Authorization": f"Bearer {b.token}"}
     with connect(f"ws://127.0.0.1:{b.port}/api/stream", additional_headers=auth) as ws:
@@ -73,7 +72,7 @@ def test_a_session_on_one_host_is_listed_live_on_the_others_with_its_host(
 def test_a_dismiss_on_another_host_reaches_the_owner(
     redis: RedisServer, daemons: list[Daemon], base: Path
 ) -> None:
-    a, b = start(daemons, base, redis, "alpha", "bravo")
+    a, b = start_hosts(daemons, base, redis, "alpha", "bravo")
     sid = "d15a1550-0000-4000-8000-00000000000a"
     for name in ("SessionStart", "UserPromptSubmit", "Stop"):
         post_hook(a, hook(name, sid, prompt="x", last_assistant_message="Done."))
@@ -91,9 +90,9 @@ def test_a_dismiss_on_another_host_reaches_the_owner(
 
 
 def test_redis_killed_and_restarted_empty_while_a_turn_ends_others_converge(
-    redis: RedisServer, daemons: list[Daemon], base: Path
+    redis: RedisServer, three: list[Daemon]
 ) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+    a, b, c = three
     sid = "c0ffee00-0000-4000-8000-00000000000a"
     post_hook(a, hook("SessionStart", sid))
     post_hook(a, hook("UserPromptSubmit", sid, prompt="go"))
@@ -117,10 +116,8 @@ def test_redis_killed_and_restarted_empty_while_a_turn_ends_others_converge(
         wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=10)
 
 
-def test_three_hosts_thirty_sessions_each_listed_everywhere(
-    redis: RedisServer, daemons: list[Daemon], base: Path
-) -> None:
-    hosts = start(daemons, base, redis, "alpha", "bravo", "charlie")
+def test_three_hosts_thirty_sessions_each_listed_everywhere(three: list[Daemon]) -> None:
+    hosts = three
     expected: dict[str, str] = {}
     for n, d in enumerate(hosts):
         for i in range(30):
@@ -135,10 +132,8 @@ def test_three_hosts_thirty_sessions_each_listed_everywhere(
         wait_for(lambda d=d: listed(d) == expected, timeout=20, interval=0.1)
 
 
-def test_a_killed_host_goes_stale_and_comes_back(
-    redis: RedisServer, daemons: list[Daemon], base: Path
-) -> None:
-    a, b, c = start(daemons, base, redis, "alpha", "bravo", "charlie")
+def test_a_killed_host_goes_stale_and_comes_back(three: list[Daemon]) -> None:
+    a, b, c = three
     sid = "57a1e000-0000-4000-8000-00000000000c"
     post_hook(c, hook("SessionStart", sid))
     for d in (a, b):

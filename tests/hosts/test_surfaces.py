@@ -7,15 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import Daemon, wait_for
-from tests.support.hosts import (
-    RedisServer,
-    health,
-    hook,
-    host_daemon,
-    post_hook,
-    row,
-    start_all,
-)
+from tests.support.hosts import RedisServer, health, hook, host_daemon, post_hook, row, start_all
 
 
 def cli(d: Daemon, *args: str) -> str:

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from purplemux.notify.vapid import load_or_create_keys
 from tests.chromium import CHROMIUM, require
 from tests.chromium import LAUNCH_ARGS as BROWSER_ARGS
+from tests.support.browser import new_page
 
 STATIC = Path(__file__).resolve().parents[2] / "web" / "static"
 
@@ -61,11 +62,8 @@ def chromium(sync_pw: Playwright) -> Iterator[Browser]:
 @pytest.fixture
 def web_page(chromium: Browser) -> Iterator[Page]:
     """A fresh (incognito) context and page per test."""
-    context = chromium.new_context()
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with new_page(chromium) as page:
+        yield page
 
 
 @dataclass

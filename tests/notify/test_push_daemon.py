@@ -140,7 +140,7 @@ def test_desktop_notification_through_the_daemon(tmp_path: Path) -> None:
     record = tmp_path / "notify-send.args"
     path = fake_command(tmp_path / "bin", "notify-send", f'printf "%s\\n" "$@" >> "{record}"\n')
     env = {"PURPLEMUX_DESKTOP_NOTIFY": "1", "PATH": path}
-    d = Daemon(home=tmp_path / "home", claude_dir=tmp_path / "claude", env_extra=env).start()
+    d = Daemon.under(tmp_path, **env).start()
     try:
         hook(d, "d1", "UserPromptSubmit")
         hook(d, "d1", "Stop", last_assistant_message="Tests are green.")
@@ -181,11 +181,7 @@ def _reply(sid: str, n: int, input_tokens: int) -> str:
 def test_opt_in_push_once_per_entry_into_the_critical_context_band(
     tmp_path: Path, service: FakePushService
 ) -> None:
-    d = Daemon(
-        home=tmp_path / "home",
-        claude_dir=tmp_path / "claude",
-        env_extra={"PURPLEMUX_NOTIFY_CONTEXT": "1"},
-    ).start()
+    d = Daemon.under(tmp_path, PURPLEMUX_NOTIFY_CONTEXT="1").start()
     try:
         sub = service.subscribe()
         subscribe(d, sub)

@@ -187,6 +187,13 @@ def stored(tmp_path: Path, rows: list[tuple[str, str, dict[str, Any]]]) -> dict[
         store.close()
 
 
+def followed(path: Path) -> tuple[TranscriptTailer, Follow]:
+    """A tailer (no timed rechecks) watching PATH as session "s", and a Follow of it."""
+    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer.watch("s", path)
+    return tailer, Follow(tailer)
+
+
 @pytest.mark.asyncio
 async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
@@ -194,9 +201,7 @@ async def test_big_transcript_state_and_answer_come_before_its_totals(tmp_path: 
     assert len(data) > 8 * TAIL_FIRST
     path.write_bytes(data)
     full = whole(data)
-    tailer = TranscriptTailer(recheck_ms=60_000)
-    tailer.watch("s", path)
-    follow = Follow(tailer)
+    tailer, follow = followed(path)
     try:
         await follow.until(lambda: totals(follow.events))
         first = follow.batches[0]
@@ -259,9 +264,7 @@ async def test_restart_continues_from_the_stored_offset(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     data, _ = turns(200, seed=5)
     path.write_bytes(data)
-    tailer = TranscriptTailer(recheck_ms=60_000)
-    tailer.watch("s", path)
-    follow = Follow(tailer)
+    tailer, follow = followed(path)
     rows: list[tuple[str, str, dict[str, Any]]] = []
     try:
         await follow.until(
@@ -361,9 +364,7 @@ async def test_a_tail_grows_to_hold_the_newest_prompt(tmp_path: Path) -> None:
         + end("e100")
     )
     path.write_bytes(data + big)
-    tailer = TranscriptTailer(recheck_ms=60_000)
-    tailer.watch("s", path)
-    follow = Follow(tailer)
+    tailer, follow = followed(path)
     try:
         await follow.until(lambda: follow.batches)
         assert stops(follow.batches[0]) == ["tx:s:stop:p100"]

@@ -36,6 +36,11 @@ def assistant(uuid: str, mid: str, blocks: list[dict[str, Any]], **extra: Any) -
     )
 
 
+def user(uuid: str, content: Any, **extra: Any) -> bytes:
+    """A user entry (not a prompt: an interrupt, a tool result) with that message content."""
+    return line(type="user", uuid=uuid, message={"content": content}, **extra)
+
+
 def state_events(events: list[Event]) -> list[Event]:
     return [e for e in events if not isinstance(e, TranscriptFacts)]
 
@@ -157,20 +162,12 @@ def test_interrupt_as_string_and_block() -> None:
     reader = TranscriptReader("s")
     events = reader.feed(
         prompt("p1")
-        + line(
-            type="user",
-            uuid="i1",
-            timestamp="2026-01-01T00:00:05Z",
-            message={"content": "[Request interrupted by user]"},
-        )
+        + user("i1", "[Request interrupted by user]", timestamp="2026-01-01T00:00:05Z")
         + prompt("p2")
-        + line(
-            type="user",
-            uuid="i2",
+        + user(
+            "i2",
+            [{"type": "text", "text": "[Request interrupted by user for tool use]"}],
             timestamp="2026-01-01T00:00:09Z",
-            message={
-                "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]
-            },
         )
         + end("late")  # no Stop for an interrupted turn
     )
@@ -199,12 +196,7 @@ def test_sidechain_ignored() -> None:
     events = reader.feed(
         prompt("p1")
         + assistant("a1", "m-side", [{"type": "text", "text": "sub"}], isSidechain=True)
-        + line(
-            type="user",
-            uuid="i",
-            isSidechain=True,
-            message={"content": "[Request interrupted by user]"},
-        )
+        + user("i", "[Request interrupted by user]", isSidechain=True)
         + end("e", "turn_duration")[:-1]
         + b"\n"
     )
@@ -244,13 +236,7 @@ def test_current_tool_until_result() -> None:
         prompt("p") + assistant("a", "m", [{"type": "tool_use", "id": "t1", "name": "Bash"}])
     )
     assert facts(got)["current_tool"] == "Bash"
-    got = reader.feed(
-        line(
-            type="user",
-            uuid="r",
-            message={"content": [{"type": "tool_result", "tool_use_id": "t1"}]},
-        )
-    )
+    got = reader.feed(user("r", [{"type": "tool_result", "tool_use_id": "t1"}]))
     assert facts(got) == {"current_tool": ""}
 
 

@@ -3,7 +3,8 @@ needs, and a signed-in page."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -78,3 +79,12 @@ def new_page(browser: Browser, **options: Any) -> Iterator[Page]:
         yield context.new_page()
     finally:
         context.close()
+
+
+def poll(page: Page, probe: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until `probe()` holds, letting Playwright deliver the page's events meanwhile."""
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        page.wait_for_timeout(20)

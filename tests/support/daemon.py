@@ -42,6 +42,12 @@ class Daemon:
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
 
+    @classmethod
+    def under(cls, root: Path, home: str = "home", **env: str) -> Self:
+        """A daemon, not started, with its home (ROOT/HOME) and Claude dir (ROOT/claude) in ROOT
+        and ENV added to its environment."""
+        return cls(home=root / home, claude_dir=root / "claude", env_extra=env)
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"

@@ -99,6 +99,16 @@ def start_all(daemons: list[Daemon]) -> list[Daemon]:
         return list(pool.map(boot, daemons))
 
 
+def start_hosts(daemons: list[Daemon], base: Path, redis: RedisServer, *names: str) -> list[Daemon]:
+    """Daemons NAMES on one Redis, added to DAEMONS (stopped at the test's end), each connected."""
+    out = [host_daemon(base, name, redis) for name in names]
+    daemons.extend(out)
+    start_all(out)
+    for d in out:
+        wait_for(lambda d=d: health(d)["broker"]["state"] == "connected", timeout=30)
+    return out
+
+
 def stop_all(daemons: list[Daemon]) -> None:
     """SIGTERM every daemon, then wait; one that hangs is killed, never left running."""
     for d in daemons:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import html
 import http.client
+import http.server
 import re
 import sqlite3
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -65,3 +68,31 @@ def subscription_logins(home: Path) -> list[str]:
         return [str(r[0]) for r in db.execute("SELECT login FROM push_subscriptions")]
     finally:
         db.close()
+
+
+@contextmanager
+def cookie_server() -> Iterator[tuple[int, list[str]]]:
+    """Another server on this host (another free port) that records the Cookie header of each
+    request it gets; yields (its port, those headers)."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Cookie") or "")
+            body = b"<!doctype html><title>another local server</title><p>hello"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()

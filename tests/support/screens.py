@@ -110,3 +110,14 @@ def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"null")
+
+
+def window_active(sock: str, pane: str) -> bool:
+    """Whether the pane's window is its tmux session's current one."""
+    out = subprocess.run(
+        ["tmux", "-S", sock, "display-message", "-p", "-t", pane, "#{window_active}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.strip() == "1"
