@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
+from playwright.sync_api import CDPSession, Page, expect
 
-from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
 from tests.support.browser import sign_in
@@ -313,24 +312,6 @@ def test_focus_brings_the_pane_forward_and_switches_the_client(
 
 # ---------------------------------------------------------------------------------------------
 # In Chromium: the dashboard's buttons, and a notification's action through the service worker
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    require()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium: Browser) -> Iterator[Page]:
-    context = chromium.new_context()
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""

@@ -13,14 +13,12 @@ option does what its label says.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
 from tests.support.browser import sign_in
@@ -223,24 +221,6 @@ def test_each_option_does_what_its_label_says(
 
 # ---------------------------------------------------------------------------------------------
 # The push action
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    require()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium: Browser) -> Iterator[Page]:
-    context = chromium.new_context()
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 @pytest.mark.browser
