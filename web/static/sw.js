@@ -19,6 +19,7 @@ const SHELL = [
   "/static/prompt.js",
   "/static/push.js",
   "/static/pagekey.js",
+  "/static/api.js",
   "/static/app-shell.js",
   "/static/chime.js",
   "/static/devices.js",
