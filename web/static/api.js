@@ -1,5 +1,5 @@
-// What devices.js and prompt.js share: a JSON call to the daemon's API that carries this page's
-// key (pagekey.js), and making an element whose text is only ever set through textContent.
+// The JSON call to the daemon's API that devices.js and prompt.js make: it carries this page's
+// key (pagekey.js).
 
 import { keyHeaders } from "./pagekey.js";
 
@@ -14,11 +14,4 @@ export async function api(method, path, body) {
   });
   const data = await response.json().catch(() => null);
   return { ok: response.ok, status: response.status, data: data || {} };
-}
-
-export function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }

@@ -4,7 +4,8 @@
 // (pagekey.js, sent by api.js): a page with only the login cookie cannot list or change them. Text via
 // textContent only.
 
-import { api, el } from "/static/api.js";
+import { api } from "/static/api.js";
+import { el } from "/static/dom.js";
 
 const settings = document.querySelector('[data-slot="settings"]');
 const list = document.querySelector('[data-slot="devices"]');

@@ -7,7 +7,8 @@
 // Each of these calls acts, so it carries this page's key (pagekey.js); a page opened with the
 // login cookie alone has none, and says how to get it back instead of acting.
 
-import { api, el } from "./api.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
 import { NO_KEY, pageKey } from "./pagekey.js";
 
 const POLL_MS = 1500;

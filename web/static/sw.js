@@ -20,6 +20,7 @@ const SHELL = [
   "/static/push.js",
   "/static/pagekey.js",
   "/static/api.js",
+  "/static/dom.js",
   "/static/app-shell.js",
   "/static/chime.js",
   "/static/devices.js",
