@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import CDPSession, Page, expect
+from playwright.sync_api import CDPSession, Page, Worker, expect
 
-from tests.notify.fake_push_service import FakePushService
+from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon
 from tests.support.browser import sign_in
 from tests.support.screens import call
@@ -369,63 +369,99 @@ def registration_id(page: Page, cdp: CDPSession, origin: str) -> str:
     return wait_until(probe, timeout=10, describe="the service worker registration")
 
 
+def subscribe(service: FakePushService, daemon: Daemon) -> BrowserSubscription:
+    """A browser subscription of the fake push service, registered with the daemon."""
+    sub = service.subscribe()
+    status, _ = call(daemon, "POST", "/api/push/subscriptions", sub.to_json())
+    assert status == 201
+    return sub
+
+
+def watch_pushes(page: Page, daemon: Daemon) -> tuple[CDPSession, str]:
+    """Sign `page` in with notifications allowed and its service worker registered, then leave
+    the dashboard; the CDP session and registration id that deliver pushes to that worker."""
+    origin = daemon.url
+    page.context.grant_permissions(["notifications"], origin=origin)
+    sign_in(page, daemon)  # the cookie the service worker's fetch will carry
+    assert page.evaluate(REGISTER) in ("activated", "activating")
+    cdp = page.context.new_cdp_session(page)
+    reg_id = registration_id(page, cdp, origin)
+    # Leave the dashboard: a focused dashboard page would hold the push back.
+    page.goto(origin + "/static/logo.svg")
+    return cdp, reg_id
+
+
+def prompt_push(service: FakePushService, sub: BrowserSubscription) -> dict[str, Any]:
+    """The payload of the first push to `sub` that carries a prompt id."""
+    delivery = wait_until(
+        lambda: next((d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None),
+        timeout=45,
+        describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
+    )
+    payload: dict[str, Any] = delivery.json
+    return payload
+
+
+def deliver(
+    page: Page, cdp: CDPSession, origin: str, reg_id: str, payload: dict[str, Any]
+) -> Worker:
+    """Hand `payload` to the service worker of `origin` as a push; the worker."""
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
+    )
+    [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
+    return worker
+
+
+def notifications(worker: Worker) -> Any:
+    """The notifications `worker` shows (tag and action names), once there are any."""
+    return wait_until(
+        lambda: worker.evaluate(
+            "async () => (await self.registration.getNotifications())"
+            ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
+        ),
+        timeout=10,
+        describe="the notification",
+    )
+
+
+def click(worker: Worker, action: str) -> None:
+    """A click on the shown notification's `action` (synthetic: headless Chromium has no
+    notification UI)."""
+    worker.evaluate(
+        """async (action) => {
+             const [n] = await self.registration.getNotifications();
+             try {
+               self.dispatchEvent(new NotificationEvent("notificationclick",
+                                                        {notification: n, action}));
+             } catch (_) {}
+           }""",
+        action,
+    )
+
+
 @pytest.mark.browser
 @pytest.mark.claude_versions(CURRENT)
 def test_push_notification_action_yes_answers_the_permission(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
     with FakePushService() as service:
-        sub = service.subscribe()
-        status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
-        assert status == 201
+        sub = subscribe(service, purplemux_daemon)
         claude, sid = start(purplemux_daemon, start_claude, claude_version)
-        origin = purplemux_daemon.url
-        page.context.grant_permissions(["notifications"], origin=origin)
-        sign_in(page, purplemux_daemon)  # the cookie the service worker's fetch will carry
-        assert page.evaluate(REGISTER) in ("activated", "activating")
-        cdp = page.context.new_cdp_session(page)
-        reg_id = registration_id(page, cdp, origin)
-        # Leave the dashboard: a focused dashboard page would hold the push back.
-        page.goto(origin + "/static/logo.svg")
+        cdp, reg_id = watch_pushes(page, purplemux_daemon)
 
         claude.send_text("RUN:touch pushed.txt")
-        delivery = wait_until(
-            lambda: next(
-                (d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None
-            ),
-            timeout=45,
-            describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
-        )
-        payload = delivery.json
+        payload = prompt_push(service, sub)
         assert payload["state"] == "needs-input" and payload["prompt_kind"] == "permission"
         assert payload["actions"] == ["Yes", "No"]
         shown = wait_prompt(purplemux_daemon, sid, "permission")
         assert shown["prompt"]["id"] == payload["prompt_id"]
 
-        cdp.send(
-            "ServiceWorker.deliverPushMessage",
-            {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
-        )
-        [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
-        notes = wait_until(
-            lambda: worker.evaluate(
-                "async () => (await self.registration.getNotifications())"
-                ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
-            ),
-            timeout=10,
-            describe="the notification",
-        )
+        worker = deliver(page, cdp, purplemux_daemon.url, reg_id, payload)
+        notes = notifications(worker)
         assert notes == [{"tag": f"purplemux-{sid}", "actions": ["Yes", "No"]}]
-        # A click on its "Yes" action (synthetic: headless Chromium has no notification UI).
-        worker.evaluate(
-            """async () => {
-                 const [n] = await self.registration.getNotifications();
-                 try {
-                   self.dispatchEvent(new NotificationEvent("notificationclick",
-                                                            {notification: n, action: "Yes"}));
-                 } catch (_) {}
-               }"""
-        )
+        click(worker, "Yes")  # its "Yes" action
         wait_until(
             lambda: (claude.cwd / "pushed.txt").exists(), timeout=30, describe="the tool to run"
         )
