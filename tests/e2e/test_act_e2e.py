@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import CDPSession, Page, Worker, expect
+from playwright.sync_api import CDPSession, Locator, Page, Worker, expect
 
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon
@@ -314,6 +314,17 @@ def test_focus_brings_the_pane_forward_and_switches_the_client(
 # In Chromium: the dashboard's buttons, and a notification's action through the service worker
 
 
+def start_with_row(
+    page: Page, daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> tuple[TmuxClaude, str, Locator]:
+    """Claude started for `daemon`; `page` signed in; the session's row, once it offers Jump."""
+    claude, sid = start(daemon, start_claude, claude_version)
+    sign_in(page, daemon)
+    row = page.locator(f"#session-{sid}")
+    expect(row.locator("[data-action='jump']")).to_be_visible()
+    return claude, sid, row
+
+
 SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""
 """A tool that asks permission and then runs for seconds: the row stays busy meanwhile."""
 
@@ -322,10 +333,7 @@ SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write
 def test_prompt_buttons_in_the_dashboard_answer_and_the_row_turns_busy(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    sign_in(page, purplemux_daemon)
-    row = page.locator(f"#session-{sid}")
-    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude, sid, row = start_with_row(page, purplemux_daemon, start_claude, claude_version)
     claude.send_text(SLOW)
 
     expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)

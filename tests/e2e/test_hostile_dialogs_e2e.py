@@ -20,7 +20,6 @@ from playwright.sync_api import Page, expect
 
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
-from tests.support.browser import sign_in
 from tests.support.screens import call
 
 from .conftest import StartClaude
@@ -36,6 +35,7 @@ from .test_act_e2e import (
     notifications,
     prompt_push,
     start,
+    start_with_row,
     subscribe,
     wait_prompt,
     watch_pushes,
@@ -268,10 +268,7 @@ def test_push_for_a_hostile_dialog_has_no_buttons_and_its_no_is_refused(
 def test_dashboard_offers_no_answer_buttons_for_a_hostile_dialog(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    sign_in(page, purplemux_daemon)
-    row = page.locator(f"#session-{sid}")
-    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude, _, row = start_with_row(page, purplemux_daemon, start_claude, claude_version)
     propose(claude, "Bash", {"command": HOSTILE, "description": "run the requested command"})
 
     expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)
