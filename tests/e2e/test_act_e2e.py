@@ -81,6 +81,16 @@ def start(
     return claude, sid
 
 
+def prompted(
+    daemon: Daemon, start_claude: StartClaude, version: str, text: str, kind: str
+) -> tuple[TmuxClaude, str, dict[str, Any]]:
+    """Start Claude, type `text`, and wait for the prompt (of `kind`) it brings: (claude,
+    session id, the /screen body)."""
+    claude, sid = start(daemon, start_claude, version)
+    claude.send_text(text)
+    return claude, sid, wait_prompt(daemon, sid, kind)
+
+
 def answer(
     daemon: Daemon, sid: str, prompt_id: str, option: str, by: str | None = None
 ) -> tuple[int, Any]:
@@ -200,10 +210,8 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
 def test_question_answered_with_its_second_option(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    claude.send_text("ASK:Which colour should the button be?")
-
-    shown = wait_prompt(purplemux_daemon, sid, "question")
+    text = "ASK:Which colour should the button be?"
+    claude, sid, shown = prompted(purplemux_daemon, start_claude, claude_version, text, "question")
     prompt = shown["prompt"]
     assert prompt["title"] == "Which colour should the button be?"
     assert labels_of(shown)[:3] == ["Red", "Blue", "Type something."]
@@ -249,9 +257,10 @@ def test_auto_mode_no_first_approval_answered_yes_by_label(
 def test_answer_refused_when_input_is_off(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    claude.send_text("RUN:touch refused.txt")
-    shown = wait_prompt(purplemux_daemon, sid, "permission")
+    text = "RUN:touch refused.txt"
+    claude, sid, shown = prompted(
+        purplemux_daemon, start_claude, claude_version, text, "permission"
+    )
     assert shown["input"] is False
     status, body = answer(purplemux_daemon, sid, shown["prompt"]["id"], "Yes")
     assert status == 403
