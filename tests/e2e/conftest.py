@@ -26,6 +26,11 @@ For tests of the real daemon (``test_daemon_e2e.py``):
   ``/api/stream`` recording every message with its receive time; closed at teardown.
 - ``start_claude(..., window_of=other)`` starts Claude in a new window of ``other``'s private
   tmux server (same socket) instead of a server of its own.
+
+For the browser tests (``-m browser``):
+
+- ``chromium`` (module): the system Chromium, launched through Playwright's sync API.
+- ``page``: a fresh (incognito) context's page per test, closed at teardown.
 """
 
 from __future__ import annotations
@@ -40,11 +45,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from purplemux import install
+from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.support import Daemon
+from tests.support.browser import new_page
 
 from .fake_api import FakeAnthropicAPI
 from .harness import (
@@ -413,6 +421,21 @@ def connect_feed() -> Iterator[Callable[[Daemon], FeedRecorder]]:
     yield open_feed
     for recorder in recorders:
         recorder.close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    require()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Browser) -> Iterator[Page]:
+    with new_page(chromium) as fresh:
+        yield fresh
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

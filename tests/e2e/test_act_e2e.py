@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, CDPSession, Page, expect, sync_playwright
+from playwright.sync_api import CDPSession, Locator, Page, Worker, expect
 
-from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
-from tests.notify.fake_push_service import FakePushService
+from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon
 from tests.support.browser import sign_in
 from tests.support.screens import call
@@ -80,6 +79,16 @@ def start(
         describe=f"the daemon to know {sid}'s pane",
     )
     return claude, sid
+
+
+def prompted(
+    daemon: Daemon, start_claude: StartClaude, version: str, text: str, kind: str
+) -> tuple[TmuxClaude, str, dict[str, Any]]:
+    """Start Claude, type `text`, and wait for the prompt (of `kind`) it brings: (claude,
+    session id, the /screen body)."""
+    claude, sid = start(daemon, start_claude, version)
+    claude.send_text(text)
+    return claude, sid, wait_prompt(daemon, sid, kind)
 
 
 def answer(
@@ -201,10 +210,8 @@ def test_permission_read_stale_refused_then_yes_runs_the_tool(
 def test_question_answered_with_its_second_option(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    claude.send_text("ASK:Which colour should the button be?")
-
-    shown = wait_prompt(purplemux_daemon, sid, "question")
+    text = "ASK:Which colour should the button be?"
+    claude, sid, shown = prompted(purplemux_daemon, start_claude, claude_version, text, "question")
     prompt = shown["prompt"]
     assert prompt["title"] == "Which colour should the button be?"
     assert labels_of(shown)[:3] == ["Red", "Blue", "Type something."]
@@ -250,9 +257,10 @@ def test_auto_mode_no_first_approval_answered_yes_by_label(
 def test_answer_refused_when_input_is_off(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    claude.send_text("RUN:touch refused.txt")
-    shown = wait_prompt(purplemux_daemon, sid, "permission")
+    text = "RUN:touch refused.txt"
+    claude, sid, shown = prompted(
+        purplemux_daemon, start_claude, claude_version, text, "permission"
+    )
     assert shown["input"] is False
     status, body = answer(purplemux_daemon, sid, shown["prompt"]["id"], "Yes")
     assert status == 403
@@ -315,22 +323,15 @@ def test_focus_brings_the_pane_forward_and_switches_the_client(
 # In Chromium: the dashboard's buttons, and a notification's action through the service worker
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    require()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium: Browser) -> Iterator[Page]:
-    context = chromium.new_context()
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+def start_with_row(
+    page: Page, daemon: Daemon, start_claude: StartClaude, claude_version: str
+) -> tuple[TmuxClaude, str, Locator]:
+    """Claude started for `daemon`; `page` signed in; the session's row, once it offers Jump."""
+    claude, sid = start(daemon, start_claude, claude_version)
+    sign_in(page, daemon)
+    row = page.locator(f"#session-{sid}")
+    expect(row.locator("[data-action='jump']")).to_be_visible()
+    return claude, sid, row
 
 
 SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write('ok')\""
@@ -341,10 +342,7 @@ SLOW = "RUN:python3 -c \"import time; time.sleep(4); open('slow.txt', 'w').write
 def test_prompt_buttons_in_the_dashboard_answer_and_the_row_turns_busy(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    sign_in(page, purplemux_daemon)
-    row = page.locator(f"#session-{sid}")
-    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude, sid, row = start_with_row(page, purplemux_daemon, start_claude, claude_version)
     claude.send_text(SLOW)
 
     expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)
@@ -388,63 +386,99 @@ def registration_id(page: Page, cdp: CDPSession, origin: str) -> str:
     return wait_until(probe, timeout=10, describe="the service worker registration")
 
 
+def subscribe(service: FakePushService, daemon: Daemon) -> BrowserSubscription:
+    """A browser subscription of the fake push service, registered with the daemon."""
+    sub = service.subscribe()
+    status, _ = call(daemon, "POST", "/api/push/subscriptions", sub.to_json())
+    assert status == 201
+    return sub
+
+
+def watch_pushes(page: Page, daemon: Daemon) -> tuple[CDPSession, str]:
+    """Sign `page` in with notifications allowed and its service worker registered, then leave
+    the dashboard; the CDP session and registration id that deliver pushes to that worker."""
+    origin = daemon.url
+    page.context.grant_permissions(["notifications"], origin=origin)
+    sign_in(page, daemon)  # the cookie the service worker's fetch will carry
+    assert page.evaluate(REGISTER) in ("activated", "activating")
+    cdp = page.context.new_cdp_session(page)
+    reg_id = registration_id(page, cdp, origin)
+    # Leave the dashboard: a focused dashboard page would hold the push back.
+    page.goto(origin + "/static/logo.svg")
+    return cdp, reg_id
+
+
+def prompt_push(service: FakePushService, sub: BrowserSubscription) -> dict[str, Any]:
+    """The payload of the first push to `sub` that carries a prompt id."""
+    delivery = wait_until(
+        lambda: next((d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None),
+        timeout=45,
+        describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
+    )
+    payload: dict[str, Any] = delivery.json
+    return payload
+
+
+def deliver(
+    page: Page, cdp: CDPSession, origin: str, reg_id: str, payload: dict[str, Any]
+) -> Worker:
+    """Hand `payload` to the service worker of `origin` as a push; the worker."""
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
+    )
+    [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
+    return worker
+
+
+def notifications(worker: Worker) -> Any:
+    """The notifications `worker` shows (tag and action names), once there are any."""
+    return wait_until(
+        lambda: worker.evaluate(
+            "async () => (await self.registration.getNotifications())"
+            ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
+        ),
+        timeout=10,
+        describe="the notification",
+    )
+
+
+def click(worker: Worker, action: str) -> None:
+    """A click on the shown notification's `action` (synthetic: headless Chromium has no
+    notification UI)."""
+    worker.evaluate(
+        """async (action) => {
+             const [n] = await self.registration.getNotifications();
+             try {
+               self.dispatchEvent(new NotificationEvent("notificationclick",
+                                                        {notification: n, action}));
+             } catch (_) {}
+           }""",
+        action,
+    )
+
+
 @pytest.mark.browser
 @pytest.mark.claude_versions(CURRENT)
 def test_push_notification_action_yes_answers_the_permission(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
     with FakePushService() as service:
-        sub = service.subscribe()
-        status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
-        assert status == 201
+        sub = subscribe(service, purplemux_daemon)
         claude, sid = start(purplemux_daemon, start_claude, claude_version)
-        origin = purplemux_daemon.url
-        page.context.grant_permissions(["notifications"], origin=origin)
-        sign_in(page, purplemux_daemon)  # the cookie the service worker's fetch will carry
-        assert page.evaluate(REGISTER) in ("activated", "activating")
-        cdp = page.context.new_cdp_session(page)
-        reg_id = registration_id(page, cdp, origin)
-        # Leave the dashboard: a focused dashboard page would hold the push back.
-        page.goto(origin + "/static/logo.svg")
+        cdp, reg_id = watch_pushes(page, purplemux_daemon)
 
         claude.send_text("RUN:touch pushed.txt")
-        delivery = wait_until(
-            lambda: next(
-                (d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None
-            ),
-            timeout=45,
-            describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
-        )
-        payload = delivery.json
+        payload = prompt_push(service, sub)
         assert payload["state"] == "needs-input" and payload["prompt_kind"] == "permission"
         assert payload["actions"] == ["Yes", "No"]
         shown = wait_prompt(purplemux_daemon, sid, "permission")
         assert shown["prompt"]["id"] == payload["prompt_id"]
 
-        cdp.send(
-            "ServiceWorker.deliverPushMessage",
-            {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
-        )
-        [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
-        notes = wait_until(
-            lambda: worker.evaluate(
-                "async () => (await self.registration.getNotifications())"
-                ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
-            ),
-            timeout=10,
-            describe="the notification",
-        )
+        worker = deliver(page, cdp, purplemux_daemon.url, reg_id, payload)
+        notes = notifications(worker)
         assert notes == [{"tag": f"purplemux-{sid}", "actions": ["Yes", "No"]}]
-        # A click on its "Yes" action (synthetic: headless Chromium has no notification UI).
-        worker.evaluate(
-            """async () => {
-                 const [n] = await self.registration.getNotifications();
-                 try {
-                   self.dispatchEvent(new NotificationEvent("notificationclick",
-                                                            {notification: n, action: "Yes"}));
-                 } catch (_) {}
-               }"""
-        )
+        click(worker, "Yes")  # its "Yes" action
         wait_until(
             lambda: (claude.cwd / "pushed.txt").exists(), timeout=30, describe="the tool to run"
         )

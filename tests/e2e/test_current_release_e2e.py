@@ -43,6 +43,12 @@ def hook_command(daemon_hook_command: str) -> str:
     return daemon_hook_command
 
 
+@pytest.fixture
+def feed(purplemux_daemon: Daemon, connect_feed: Callable[[Daemon], FeedRecorder]) -> FeedRecorder:
+    """A recorder of the daemon's feed, connected before the test's Claude starts."""
+    return connect_feed(purplemux_daemon)
+
+
 def answer_dialog(
     claude: TmuxClaude, shown_at: float, profile: Profile, key: str = "Enter"
 ) -> None:
@@ -62,10 +68,9 @@ def test_name_mode_context_cost_and_a_background_task(
     start_claude: StartClaude,
     claude_home: ClaudeHome,
     claude_profile: Profile,
-    connect_feed: Callable[[Daemon], FeedRecorder],
+    feed: FeedRecorder,
 ) -> None:
     daemon = purplemux_daemon
-    feed = connect_feed(daemon)
     claude = start_claude(args=claude_profile.manual_args)
     sid = session_id_of(claude)
     session = wait_found(feed, sid, claude)
@@ -142,12 +147,11 @@ def test_auto_mode_dialog_without_a_hook_is_needs_input_at_once(
     purplemux_daemon: Daemon,
     start_claude: StartClaude,
     claude_profile: Profile,
-    connect_feed: Callable[[Daemon], FeedRecorder],
+    feed: FeedRecorder,
 ) -> None:
     """Default launch (auto mode) against a stand-in API: "Auto mode can't check actions in
     this session" opens with no hook; the session file alone says so."""
     daemon = purplemux_daemon
-    feed = connect_feed(daemon)
     claude, sid = start_found(start_claude, feed)
 
     mark = feed.mark()
@@ -179,11 +183,10 @@ def test_auto_mode_dialog_without_a_hook_is_needs_input_at_once(
 def test_exit_deletes_the_file_before_session_end(
     purplemux_daemon: Daemon,
     start_claude: StartClaude,
-    connect_feed: Callable[[Daemon], FeedRecorder],
+    feed: FeedRecorder,
 ) -> None:
     """2.1.332 removes its session file ~50 ms before SessionEnd: the row ends, once."""
     daemon = purplemux_daemon
-    feed = connect_feed(daemon)
     claude, sid = start_found(start_claude, feed)
     mark = feed.mark()
     sent = submit(claude, "/exit")

@@ -12,32 +12,33 @@ option does what its label says.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.notify.fake_push_service import FakePushService
 from tests.support import Daemon
-from tests.support.browser import sign_in
 from tests.support.screens import call
 
 from .conftest import StartClaude
 from .fake_api import tool_prompt
 from .harness import TmuxClaude, wait_until
 from .test_act_e2e import (
-    REGISTER,
     answer,
+    click,
+    deliver,
     dialog_part,
     events,
     labels_of,
-    registration_id,
+    notifications,
+    prompt_push,
     start,
+    start_with_row,
+    subscribe,
     wait_prompt,
+    watch_pushes,
 )
 
 pytestmark = pytest.mark.e2e
@@ -225,81 +226,29 @@ def test_each_option_does_what_its_label_says(
 # The push action
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    require()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium: Browser) -> Iterator[Page]:
-    context = chromium.new_context()
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-
-
 @pytest.mark.browser
 def test_push_for_a_hostile_dialog_has_no_buttons_and_its_no_is_refused(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
     with FakePushService() as service:
-        sub = service.subscribe()
-        status, _ = call(purplemux_daemon, "POST", "/api/push/subscriptions", sub.to_json())
-        assert status == 201
+        sub = subscribe(service, purplemux_daemon)
         claude, sid = start(purplemux_daemon, start_claude, claude_version)
-        origin = purplemux_daemon.url
-        page.context.grant_permissions(["notifications"], origin=origin)
-        sign_in(page, purplemux_daemon)
-        assert page.evaluate(REGISTER) in ("activated", "activating")
-        cdp = page.context.new_cdp_session(page)
-        reg_id = registration_id(page, cdp, origin)
-        page.goto(origin + "/static/logo.svg")  # a focused dashboard would hold the push back
+        cdp, reg_id = watch_pushes(page, purplemux_daemon)
 
         pwned = claude.cwd / "pwned.txt"
         propose(claude, "Bash", {"command": HOSTILE, "description": "run the requested command"})
-        delivery = wait_until(
-            lambda: next(
-                (d for d in service.for_subscription(sub) if d.json.get("prompt_id")), None
-            ),
-            timeout=45,
-            describe=lambda: f"a push with a prompt id; got {service.for_subscription(sub)}",
-        )
-        payload = delivery.json
+        payload = prompt_push(service, sub)
         assert payload["state"] == "needs-input" and payload["prompt_kind"] == "permission"
         assert "actions" not in payload  # no buttons that could mis-answer
         shown = wait_prompt(purplemux_daemon, sid, "permission")
         assert shown["prompt"]["id"] == payload["prompt_id"] and shown["prompt"]["ambiguous"]
 
-        cdp.send(
-            "ServiceWorker.deliverPushMessage",
-            {"origin": origin, "registrationId": reg_id, "data": json.dumps(payload)},
-        )
-        [worker] = wait_until(lambda: page.context.service_workers, timeout=10)
-        notes = wait_until(
-            lambda: worker.evaluate(
-                "async () => (await self.registration.getNotifications())"
-                ".map((n) => ({tag: n.tag, actions: n.actions.map((a) => a.action)}))"
-            ),
-            timeout=10,
-            describe="the notification",
-        )
+        worker = deliver(page, cdp, purplemux_daemon.url, reg_id, payload)
+        notes = notifications(worker)
         assert notes == [{"tag": f"purplemux-{sid}", "actions": []}]
         # A "No" from a notification all the same (one shown before the screen changed, or a
         # forged click): the service worker answers by=push, the daemon refuses, nothing runs.
-        worker.evaluate(
-            """async () => {
-                 const [n] = await self.registration.getNotifications();
-                 try {
-                   self.dispatchEvent(new NotificationEvent("notificationclick",
-                                                            {notification: n, action: "No"}));
-                 } catch (_) {}
-               }"""
-        )
+        click(worker, "No")
         said = wait_until(
             lambda: worker.evaluate(
                 "async () => (await self.registration.getNotifications())"
@@ -319,10 +268,7 @@ def test_push_for_a_hostile_dialog_has_no_buttons_and_its_no_is_refused(
 def test_dashboard_offers_no_answer_buttons_for_a_hostile_dialog(
     purplemux_daemon: Daemon, start_claude: StartClaude, claude_version: str, page: Page
 ) -> None:
-    claude, sid = start(purplemux_daemon, start_claude, claude_version)
-    sign_in(page, purplemux_daemon)
-    row = page.locator(f"#session-{sid}")
-    expect(row.locator("[data-action='jump']")).to_be_visible()
+    claude, _, row = start_with_row(page, purplemux_daemon, start_claude, claude_version)
     propose(claude, "Bash", {"command": HOSTILE, "description": "run the requested command"})
 
     expect(row).to_have_attribute("data-state", "needs-input", timeout=30_000)

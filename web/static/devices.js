@@ -1,34 +1,16 @@
 // "Your devices": this daemon's push subscriptions, listed when the settings open, each with a
 // test notification and Remove. Talks to GET /api/push/subscriptions,
 // POST /api/push/subscriptions/test and DELETE /api/push/subscriptions, with this page's key
-// (pagekey.js): a page with only the login cookie cannot list or change them. Text via
+// (pagekey.js, sent by api.js): a page with only the login cookie cannot list or change them. Text via
 // textContent only.
 
-import { keyHeaders } from "/static/pagekey.js";
+import { api } from "/static/api.js";
+import { el } from "/static/dom.js";
 
 const settings = document.querySelector('[data-slot="settings"]');
 const list = document.querySelector('[data-slot="devices"]');
 const empty = document.querySelector('[data-slot="devices-empty"]');
 const result = document.querySelector('[data-slot="devices-result"]');
-
-async function api(method, path, body) {
-  const headers = body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" };
-  const response = await fetch(path, {
-    method,
-    credentials: "same-origin",
-    headers: await keyHeaders(headers),
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const data = await response.json().catch(() => ({}));
-  return { ok: response.ok, status: response.status, data: data || {} };
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function when(seconds) {
   return new Date(seconds * 1000).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });

@@ -7,7 +7,9 @@
 // Each of these calls acts, so it carries this page's key (pagekey.js); a page opened with the
 // login cookie alone has none, and says how to get it back instead of acting.
 
-import { NO_KEY, keyHeaders, pageKey } from "./pagekey.js";
+import { api } from "./api.js";
+import { el } from "./dom.js";
+import { NO_KEY, pageKey } from "./pagekey.js";
 
 const POLL_MS = 1500;
 const LAST_LINES = 12;
@@ -16,30 +18,6 @@ const open = new Map(); // session id -> {timer, promptId, busy}
 
 function sessionPath(id, what) {
   return `/api/sessions/${encodeURIComponent(id)}/${what}`;
-}
-
-async function api(method, path, body) {
-  const base = body ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" };
-  const response = await fetch(path, {
-    method,
-    credentials: "same-origin",
-    headers: await keyHeaders(base),
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  let data = null;
-  try {
-    data = await response.json();
-  } catch (_) {
-    data = null;
-  }
-  return { status: response.status, ok: response.ok, data: data || {} };
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 function panelOf(row) {

@@ -19,6 +19,8 @@ const SHELL = [
   "/static/prompt.js",
   "/static/push.js",
   "/static/pagekey.js",
+  "/static/api.js",
+  "/static/dom.js",
   "/static/app-shell.js",
   "/static/chime.js",
   "/static/devices.js",

@@ -3,6 +3,8 @@
 // `view`; this file only places it. Session text only ever reaches the page through textContent
 // and attributes, never as markup.
 
+import { el } from "./dom.js";
+
 // A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h (purplemux/timefmt.py's duration).
 export function duration(seconds) {
   const s = Math.max(0, Math.floor(seconds));
@@ -115,80 +117,47 @@ export function fillRow(row, v, now) {
 }
 
 export function makeGroup(place) {
-  const section = document.createElement("section");
-  section.className = "group";
+  const section = el("section", "group");
   section.dataset.group = place.key;
   section.dataset.kind = place.kind;
-  const head = document.createElement("h2");
-  head.className = "group-head";
+  const head = el("h2", "group-head");
   head.title = place.title;
   if (place.host) {
     section.dataset.host = place.host;
-    const host = document.createElement("span");
-    host.className = "group-host";
-    host.textContent = place.host;
-    head.append(host, " ");
+    head.append(el("span", "group-host", place.host), " ");
   }
-  const kind = document.createElement("span");
-  kind.className = "group-kind";
-  kind.textContent = place.noun;
-  const name = document.createElement("span");
-  name.className = "group-label";
-  name.textContent = place.label;
-  head.append(kind, " ", name);
+  head.append(el("span", "group-kind", place.noun), " ", el("span", "group-label", place.label));
   section.append(head);
   return section;
 }
 
 export function makeWindow(place) {
-  const box = document.createElement("div");
-  box.className = "window";
+  const box = el("div", "window");
   box.dataset.window = place.key;
-  if (place.label) {
-    const head = document.createElement("h3");
-    head.className = "window-head";
-    head.textContent = place.label;
-    box.append(head);
-  }
-  const list = document.createElement("ul");
-  list.className = "rows";
-  box.append(list);
+  if (place.label) box.append(el("h3", "window-head", place.label));
+  box.append(el("ul", "rows"));
   return box;
 }
 
 // An entry of the "needs you — recent" panel, from the server's list (purplemux/listing.py's
 // Recent; dashboard.html renders the same shape).
 export function makeRecent(r) {
-  const item = document.createElement("li");
-  item.className = "recent-item";
+  const item = el("li", "recent-item");
   item.dataset.key = r.key;
   item.dataset.ref = r.id;
   item.dataset.state = r.state;
   item.dataset.colour = r.colour;
   item.dataset.at = String(r.since);
-  const link = document.createElement("a");
+  const link = el("a");
   link.href = `#session-${r.id}`;
-  const what = document.createElement("span");
-  what.className = "recent-what";
-  const dot = document.createElement("span");
-  dot.className = "mini-badge";
+  const dot = el("span", "mini-badge");
   dot.setAttribute("aria-hidden", "true");
-  const state = document.createElement("span");
-  state.className = "recent-state";
-  state.textContent = r.label;
-  const where = document.createElement("span");
-  where.className = "recent-project";
-  where.textContent = r.where;
-  what.append(dot, state, " ", where);
-  const at = document.createElement("time");
-  at.className = "recent-at";
+  const what = el("span", "recent-what");
+  what.append(dot, el("span", "recent-state", r.label), " ", el("span", "recent-project", r.where));
+  const at = el("time", "recent-at", clock(r.since));
   at.dataset.at = String(r.since);
   at.dateTime = iso(r.since);
-  at.textContent = clock(r.since);
-  const why = document.createElement("span");
-  why.className = "recent-why";
-  why.textContent = r.reason;
-  link.append(what, at, why);
+  link.append(what, at, el("span", "recent-why", r.reason));
   item.append(link);
   return item;
 }
