@@ -24,7 +24,6 @@ from purplemux.store import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
 log = logging.getLogger(__name__)
-failing = RateLimitedLog(log)
 
 BATCH = 512
 SEEN_IDS = 50_000
@@ -108,6 +107,9 @@ class Engine:
         self.feed = Feed(self.feed_snapshot, self.board, clock)
         self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
+        self._failing = RateLimitedLog(log)
+        """A store that keeps failing: the traceback once per cause, then a line a while."""
+        self._fds = fdlimit.limiter()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
@@ -283,9 +285,9 @@ class Engine:
                 # A store that keeps failing (a full disk, a truncated file) fails every batch:
                 # the traceback once per cause, then a line per cause every 10 minutes.
                 if fdlimit.exhausted(exc):
-                    fdlimit.say("engine", exc)
+                    fdlimit.say("engine", exc, self._fds)
                 else:
-                    failing.log(
+                    self._failing.log(
                         ("batch", type(exc).__name__, str(exc)[:200]),
                         logging.ERROR,
                         "engine failed to apply a batch of %d events: %s",

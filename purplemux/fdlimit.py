@@ -8,7 +8,6 @@ import logging
 from purplemux.ratelimit_log import RateLimitedLog
 
 log = logging.getLogger("purplemux.fds")
-warn = RateLimitedLog(log, interval=600)
 
 RETRY = 1.0
 """Seconds before a part that ran out tries again: descriptors come back as soon as the
@@ -20,7 +19,13 @@ def exhausted(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE)
 
 
-def say(what: str, exc: BaseException) -> None:
+def limiter() -> RateLimitedLog:
+    """What an owner (the engine, the supervisor, the process poller) says it with: one line
+    per part every 10 minutes."""
+    return RateLimitedLog(log, interval=600)
+
+
+def say(what: str, exc: BaseException, warn: RateLimitedLog) -> None:
     """One line per part every 10 minutes while it keeps running out (no traceback)."""
     warn.warning(
         ("fds", what),

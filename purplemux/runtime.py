@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -14,6 +15,7 @@ from purplemux.history import Ledger
 from purplemux.logins import FILE as LOGINS_FILE
 from purplemux.logins import Logins
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
@@ -67,6 +69,10 @@ class Runtime:
     """Every session's history fold, continued as events come (purplemux.server.history)."""
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     transcripts: TranscriptStats = field(default_factory=TranscriptStats)
+    spool_log: RateLimitedLog = field(
+        default_factory=lambda: RateLimitedLog(logging.getLogger("purplemux.sources.spool"))
+    )
+    """What draining the spool skips or waits for, said once a while (per daemon)."""
     """What the transcript part read: bytes, histories still being summed, resumed offsets."""
     broker: Broker | None = None
     """The link to the shared Redis (with --broker), set while the broker part runs: the

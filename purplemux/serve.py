@@ -18,7 +18,6 @@ import uvicorn
 
 from purplemux.home import load_or_create_token
 from purplemux.loglimits import BoundLines
-from purplemux.server import feedcap
 from purplemux.server.app import create_app
 from purplemux.server.connguard import Guard, default_limits, guarded_protocol
 from purplemux.settings import Settings, is_loopback
@@ -78,7 +77,6 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         )
     out.flush()
     limits = default_limits(settings.max_connections, settings.max_feeds)
-    feedcap.slots = feedcap.for_connections(limits.total, settings.max_feeds)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from purplemux import fdlimit
-from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
 from purplemux.settings import MAX_BODY
 from purplemux.sources import spool
@@ -18,7 +17,6 @@ from purplemux.sources.hooks import PayloadError, to_event
 from purplemux.sources.trim import trim_strings
 
 log = logging.getLogger(__name__)
-waiting = RateLimitedLog(log)
 
 SPOOL_SWEEP = 10.0
 """Seconds between looks for hook bodies orphaned in the spool's .tmp folder..."""
@@ -26,9 +24,15 @@ SPOOL_SWEEP_MAX = 120.0
 """...doubling while none are found, up to this (only a killed hook leaves one)."""
 
 
+async def _pending(rt: Runtime) -> list[Path]:
+    """The spool's files in order, read off the loop, skips said with the daemon's limiter."""
+    folder = rt.settings.spool_dir
+    return await asyncio.to_thread(spool.pending_files, folder, 10.0, None, rt.spool_log)
+
+
 async def drain_spool(rt: Runtime) -> int:
     """Apply every spooled hook event in source-time order (not live: no notifications)."""
-    files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+    files = await _pending(rt)
     return await _apply_spooled(rt, files, live=False)
 
 
@@ -60,7 +64,7 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
         try:
             await rt.ingest(event, live=live)
         except Exception as exc:  # not stored (the database is locked?): keep it, and the order
-            waiting.warning(
+            rt.spool_log.warning(
                 "store", "cannot apply spooled events yet (%s); retrying later", str(exc)[:300]
             )
             break
@@ -79,7 +83,7 @@ async def spool_sweeper(rt: Runtime) -> None:
     pause = SPOOL_SWEEP
     while True:
         await asyncio.sleep(pause)
-        files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+        files = await _pending(rt)
         if files:
             await _apply_spooled(rt, files, live=False)
         pause = SPOOL_SWEEP if files else min(pause * 2, SPOOL_SWEEP_MAX)
@@ -90,8 +94,8 @@ async def spool_watcher(rt: Runtime) -> None:
     rt.settings.spool_dir.mkdir(parents=True, exist_ok=True)
     # Restarted after a crash (out of descriptors): what was spooled meanwhile announced itself
     # to no one, so it is applied now rather than at the sweeper's next look.
-    files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+    files = await _pending(rt)
     await _apply_spooled(rt, files, live=True)
     async for _ in spool.watch_spool(rt.settings.spool_dir):
-        files = await asyncio.to_thread(spool.pending_files, rt.settings.spool_dir)
+        files = await _pending(rt)
         await _apply_spooled(rt, files, live=True)

@@ -53,6 +53,7 @@ class Supervisor:
         self.healthy_after = healthy_after
         self.crashes: dict[str, Crash] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._fds = fdlimit.limiter()  # running out of descriptors, said once a while
 
     def start(self, part: Part, name: str | None = None) -> None:
         """Run a part for the daemon's life."""
@@ -81,7 +82,7 @@ class Supervisor:
                     log.info("%s ended with %s while stopping", name, type(exc).__name__)
                     raise asyncio.CancelledError from exc
                 if fdlimit.exhausted(exc):  # not the part's fault: try again soon, quietly
-                    fdlimit.say(name, exc)
+                    fdlimit.say(name, exc, self._fds)
                     await asyncio.sleep(fdlimit.RETRY)
                     continue
                 crash.count += 1

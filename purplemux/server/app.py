@@ -27,7 +27,8 @@ from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
 from purplemux.parts.supervisor import engine as engine_part
 from purplemux.paths import web_dir
 from purplemux.runtime import Adapters, Runtime, default_adapters
-from purplemux.server import act, api, history, memory, notifications, page, stream, webapp
+from purplemux.server import act, api, feedcap, history, memory, notifications, page, stream, webapp
+from purplemux.server.connguard import default_limits
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
@@ -105,6 +106,10 @@ def create_app(
     app.add_middleware(SecurityMiddleware)
     app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")
+    # The live feeds this app admits: a share of the connection cap (PURPLEMUX_MAX_FEEDS).
+    app.state.feeds = feedcap.for_connections(
+        default_limits(settings.max_connections, settings.max_feeds).total, settings.max_feeds
+    )
     _install_error_handlers(app)
     return app
 

@@ -14,7 +14,6 @@ from collections import Counter
 from purplemux.ratelimit_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
-warn = RateLimitedLog(log, interval=60)
 
 PER_CLIENT = 16
 TOTAL = 128
@@ -28,6 +27,7 @@ class FeedSlots:
     def __init__(self, per_client: int = PER_CLIENT, total: int = TOTAL) -> None:
         self.per_client, self.total = per_client, total
         self.open: Counter[str] = Counter()
+        self.warn = RateLimitedLog(log, interval=60)
 
     def take(self, client: str) -> str | None:
         """Count a new feed from `client`; None when it may stay, else why it may not."""
@@ -38,7 +38,7 @@ class FeedSlots:
         else:
             self.open[client] += 1
             return None
-        warn.warning(("feeds", client), "refusing a live feed: %s", reason)
+        self.warn.warning(("feeds", client), "refusing a live feed: %s", reason)
         return reason
 
     def give_back(self, client: str) -> None:
@@ -55,8 +55,3 @@ def for_connections(total: int, feeds: int | None = None) -> FeedSlots:
         return FeedSlots(per_client=feeds, total=feeds)
     feeds = max(1, min(TOTAL, total // 4))
     return FeedSlots(per_client=max(1, min(PER_CLIENT, feeds // 2)), total=feeds)
-
-
-slots = FeedSlots()
-"""The daemon's feeds (one process serves one app); `purplemux serve` sets it from its
-connection cap."""

@@ -37,14 +37,15 @@ async def stream(ws: WebSocket) -> None:
     rt = runtime(ws)
     client = ws.client.host if ws.client else "?"
     await ws.accept()
-    refused = feedcap.slots.take(client)
+    slots: feedcap.FeedSlots = ws.app.state.feeds  # create_app: from the connection cap
+    refused = slots.take(client)
     if refused is not None:
         await ws.close(code=feedcap.TRY_AGAIN, reason=refused)
         return
     try:
         await _serve(ws, rt)
     finally:
-        feedcap.slots.give_back(client)
+        slots.give_back(client)
 
 
 async def _serve(ws: WebSocket, rt: Runtime) -> None:

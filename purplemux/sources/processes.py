@@ -220,6 +220,7 @@ class ProcessPoller:
         self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
         self._lock = asyncio.Lock()
         self._asked: set[int] = set()  # pids whose environment was read for $TMUX
+        self._fds = fdlimit.limiter()  # running out of descriptors, said once a while
         self._stop = threading.Event()
 
     def stop(self) -> None:
@@ -260,7 +261,7 @@ class ProcessPoller:
                 return await asyncio.to_thread(self._poll, dict(known_sessions), claims)
             except Exception as exc:
                 if fdlimit.exhausted(exc):
-                    fdlimit.say("process poll", exc)  # once, not every poll
+                    fdlimit.say("process poll", exc, self._fds)  # once, not every poll
                 else:
                     log.warning("process poll failed: %s", exc)
                 return []

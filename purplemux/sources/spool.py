@@ -18,7 +18,6 @@ from purplemux.settings import MAX_HOOK_BODY
 from purplemux.sources.watch import watch_dirs
 
 log = logging.getLogger(__name__)
-warn = RateLimitedLog(log)
 
 # The hook script's delivery headers; the spool file repeats them (see hooks/status-hook.sh).
 HEADER_ID = "x-purplemux-event-id"
@@ -117,25 +116,30 @@ def read_delivery(path: Path) -> Delivery:
 
 
 def pending_files(
-    spool_dir: Path, stale_after: float = 10.0, now: float | None = None
+    spool_dir: Path,
+    stale_after: float = 10.0,
+    now: float | None = None,
+    warn: RateLimitedLog | None = None,
 ) -> list[Path]:
-    """Every spooled event, plus bodies orphaned in .tmp, oldest source time first."""
+    """Every spooled event, plus bodies orphaned in .tmp, oldest source time first; `warn`:
+    the owner's limiter for what is skipped (a daemon's keeps it to a line a while)."""
     now = time.time() if now is None else now
+    warn = warn or RateLimitedLog(log)
     found: dict[str, Path] = {}
-    if _linked(spool_dir):
+    if _linked(spool_dir, warn):
         return []
     tmp = spool_dir / TMP_DIR
-    if not _linked(tmp):
-        for path, st in _regular(tmp, BODY_SUFFIX):
+    if not _linked(tmp, warn):
+        for path, st in _regular(tmp, BODY_SUFFIX, warn):
             # A younger body may belong to a hook that is still delivering it.
             if now - st.st_mtime >= stale_after:
                 found[path.stem] = path
-    for path, _st in _regular(spool_dir, SPOOL_SUFFIX):
+    for path, _st in _regular(spool_dir, SPOOL_SUFFIX, warn):
         found[path.stem] = path  # the spool file has the headers the body lacks
     return sorted(found.values(), key=_order)
 
 
-def _linked(folder: Path) -> bool:
+def _linked(folder: Path, warn: RateLimitedLog) -> bool:
     """A spool folder that is a symbolic link is never followed (said once)."""
     try:
         linked = stat.S_ISLNK(os.lstat(folder).st_mode)
@@ -146,7 +150,7 @@ def _linked(folder: Path) -> bool:
     return linked
 
 
-def _regular(folder: Path, suffix: str) -> list[tuple[Path, os.stat_result]]:
+def _regular(folder: Path, suffix: str, warn: RateLimitedLog) -> list[tuple[Path, os.stat_result]]:
     """The regular files named *suffix in folder (lstat: a symbolic link is skipped, unread)."""
     out: list[tuple[Path, os.stat_result]] = []
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
