@@ -1,0 +1,1 @@
+"""Anthropic's Claude Code: its hooks, transcripts, session files, dialogs and install."""
