@@ -1,5 +1,5 @@
 #!/bin/sh
-# purplemux status hook: hands each Claude Code hook payload (stdin) to the purplemux daemon.
+# purplemux status hook: hands each agent's hook payload (stdin) to the purplemux daemon.
 #
 # Claude Code waits for this script, so the foreground only takes the time, saves stdin to a file
 # and forks; delivery runs detached in the background. When the daemon cannot take the event
@@ -26,6 +26,10 @@ deliver() {
 	pane=${TMUX_PANE-} tm=${TMUX-}
 	# A background session (claude --bg) may inherit another pane's variables: not its pane.
 	[ -z "${CLAUDE_JOB_DIR-}" ] || pane= tm=
+	# Codex runs hooks in its shared app-server daemon: $TMUX_PANE is the daemon's, not the
+	# session's. The installer names the agent in the command (PURPLEMUX_AGENT=codex).
+	agent=claude
+	case ${PURPLEMUX_AGENT-} in codex) agent=codex pane= tm= ;; esac
 	# A header value must be one line: drop CR/LF (tr only runs in the rare case it is needed).
 	case $pane in *[[:cntrl:]]*) pane=$(printf '%s' "$pane" | tr -d '\r\n') ;; esac
 	case $tm in *[[:cntrl:]]*) tm=$(printf '%s' "$tm" | tr -d '\r\n') ;; esac
@@ -35,7 +39,7 @@ deliver() {
 	read -r port <"$home/port"
 	case $port in *[!0-9]*) port= ;; esac
 	if [ -n "$port" ] && command -v curl >/dev/null 2>&1; then
-		set -- -H "X-Purplemux-Event-Id: $id" -H "X-Purplemux-Ts: $ts"
+		set -- -H "X-Purplemux-Event-Id: $id" -H "X-Purplemux-Ts: $ts" -H "X-Purplemux-Agent: $agent"
 		# curl drops a header given as "Name:" with no value; "Name;" sends it empty.
 		if [ -n "$pane" ]; then set -- "$@" -H "X-Purplemux-Pane: $pane"; else set -- "$@" -H "X-Purplemux-Pane;"; fi
 		if [ -n "$tm" ]; then set -- "$@" -H "X-Purplemux-Tmux: $tm"; else set -- "$@" -H "X-Purplemux-Tmux;"; fi
@@ -57,7 +61,7 @@ deliver() {
 	part=$spool/.tmp/$id.spool
 	if {
 		printf '%s: %s\n' X-Purplemux-Event-Id "$id" X-Purplemux-Ts "$ts" \
-			X-Purplemux-Pane "$pane" X-Purplemux-Tmux "$tm" &&
+			X-Purplemux-Pane "$pane" X-Purplemux-Tmux "$tm" X-Purplemux-Agent "$agent" &&
 			printf '\n' &&
 			cat "$body"
 	} >"$part" && mv -f "$part" "$spool/$id.spool"; then

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from purplemux import tmux
+from purplemux.agents.claude.process import is_claude
 from purplemux.model import Session, State, TmuxLocation
-from purplemux.procinfo import ProcInfo, is_claude, proc_name, read_proc
+from purplemux.procinfo import ProcInfo, proc_name, read_proc
 from purplemux.prompts import Context, Prompt, context_of, recognise
 
 GUARD = 1.5

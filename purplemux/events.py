@@ -56,6 +56,8 @@ class Source(StrEnum):
     HOOK = "hook"
     TRANSCRIPT = "transcript"
     SESSION_FILE = "session_file"
+    PANE_TITLE = "pane_title"
+    """An agent's pane title (Codex: spinner, "Action Required"): its own word on its state."""
     PROCESS = "process"
     USER = "user"
     DAEMON = "daemon"
@@ -75,6 +77,8 @@ class Event:
     transcript_path: str | None = None
     tmux: TmuxLocation | None = None
     permission_mode: str | None = None
+    agent: str | None = None
+    """Which agent the source speaks for ("claude", "codex"); None: the source cannot tell."""
 
     @property
     def label(self) -> str:

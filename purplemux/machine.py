@@ -258,6 +258,12 @@ def _tmux(s: Session, e: Event, changes: dict[str, Any]) -> None:
             changes["tmux"] = e.tmux
 
 
+def _agent(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The agent, as a source that can tell names it (a session never changes agent twice)."""
+    if e.agent and e.agent != s.agent:
+        changes["agent"] = e.agent
+
+
 def _permission_mode(s: Session, e: Event, changes: dict[str, Any]) -> None:
     """The permission mode (default, plan, auto...), as the event names it."""
     if e.permission_mode and e.permission_mode != s.permission_mode:
@@ -439,7 +445,7 @@ def _session_file(s: Session, e: Event, changes: dict[str, Any]) -> None:
             changes.update(title=e.title, title_at=title_at)
 
 
-EVERY_EVENT: tuple[FieldRule, ...] = (_cwd, _transcript_path, _tmux, _permission_mode)
+EVERY_EVENT: tuple[FieldRule, ...] = (_cwd, _transcript_path, _tmux, _permission_mode, _agent)
 """Rules for the fields any event may carry, run first."""
 
 FIELD_RULES: Mapping[Kind, FieldRule] = {

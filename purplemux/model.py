@@ -77,11 +77,16 @@ class BackgroundTask:
     status: str = "running"
 
 
+AGENTS = ("claude", "codex")
+"""The agents purplemux knows (purplemux/agents/ has a package for each)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
-    """One Claude Code session, keyed by Claude's session_id."""
+    """One agent session (Claude Code, Codex), keyed by the agent's session (thread) id."""
 
     id: str
+    agent: str = "claude"
     state: State = State.IDLE
     state_since: float = 0.0
     alive: bool | None = None
@@ -134,6 +139,7 @@ class Session:
         """The public JSON shape (DESIGN.md, HTTP API); `window`: the context window setting."""
         return {
             "id": self.id,
+            "agent": self.agent,
             "state": self.state.value,
             "state_since": self.state_since,
             "alive": self.alive,
@@ -188,6 +194,7 @@ class Session:
         pending = data.get("pending_tool")
         return cls(
             id=str(data["id"]),
+            agent=str(data.get("agent") or "claude"),
             state=State(data.get("state", "idle")),
             state_since=float(data.get("state_since") or 0.0),
             alive=data.get("alive"),

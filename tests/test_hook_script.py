@@ -75,6 +75,7 @@ def assert_event_headers(headers: dict[str, str], run: Run) -> None:
     assert run.started_ns <= int(ts) <= run.ended_ns  # taken by the script, in nanoseconds
     assert headers["x-purplemux-pane"] == PANE
     assert headers["x-purplemux-tmux"] == TMUX
+    assert headers["x-purplemux-agent"] == "claude"
 
 
 def test_dash_is_what_runs_the_script() -> None:
@@ -107,6 +108,23 @@ def test_outside_tmux_headers_are_empty(tmp_path: Path, serve: Callable[..., Fak
     [request] = wait_for(lambda: daemon.requests, what="the POST")
     assert request.headers["x-purplemux-pane"] == ""
     assert request.headers["x-purplemux-tmux"] == ""
+
+
+def test_a_codex_hook_names_its_agent_and_never_a_pane(
+    tmp_path: Path, serve: Callable[..., FakeDaemon]
+) -> None:
+    """Codex runs hooks in its app-server daemon, whose $TMUX_PANE is another pane's."""
+    daemon = serve()
+    home = make_home(tmp_path, daemon.port)
+    assert_silent_success(run_hook(home, PURPLEMUX_AGENT="codex"))
+    [request] = wait_for(lambda: daemon.requests, what="the POST")
+    assert request.headers["x-purplemux-agent"] == "codex"
+    assert (request.headers["x-purplemux-pane"], request.headers["x-purplemux-tmux"]) == ("", "")
+    spooled = make_home(tmp_path / "down", closed_port())
+    assert_silent_success(run_hook(spooled, PURPLEMUX_AGENT="codex"))
+    [path] = wait_for(lambda: spool_files(spooled), what="a spool file")
+    headers = parse_spool(path.read_bytes()).headers
+    assert (headers["x-purplemux-agent"], headers["x-purplemux-pane"]) == ("codex", "")
 
 
 def test_concurrent_hooks_get_distinct_event_ids(
@@ -148,6 +166,7 @@ def assert_spooled(home: Path, run: Run) -> None:
         "x-purplemux-ts",
         "x-purplemux-pane",
         "x-purplemux-tmux",
+        "x-purplemux-agent",
     }
     assert_event_headers(delivery.headers, run)
     assert path.name == delivery.headers["x-purplemux-event-id"] + ".spool"

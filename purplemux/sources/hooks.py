@@ -1,77 +1,31 @@
-"""Hook payloads (Claude's JSON plus the hook script's headers) -> typed events."""
+"""Hook calls (the agent's JSON payload plus the hook script's headers) -> typed events.
+
+The headers are the script's own: the event id, the time it started, the agent it was installed
+for, and (for an agent that runs hooks in the session's own process tree) the pane. What the
+payload means is the agent's business (agents/<agent>/hooks.py).
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from purplemux import events as ev
-from purplemux import session_facts
+from purplemux.agents import registry
+from purplemux.agents.payload import MAX_ID
+from purplemux.agents.payload import text as _text
 from purplemux.events import Event
-from purplemux.model import BackgroundTask, TmuxLocation
-from purplemux.prompts import imitates_dialog
-
-ATTENTION_TYPES = frozenset(
-    {"permission_prompt", "elicitation_dialog", "worker_permission_prompt", "agent_needs_input"}
-)
-MAX_ID = 200
-MAX_TEXT = 2000
-MAX_SHORT = 300
+from purplemux.model import TmuxLocation
 
 HEADER_ID = "x-purplemux-event-id"
 HEADER_TS = "x-purplemux-ts"
 HEADER_PANE = "x-purplemux-pane"
 HEADER_TMUX = "x-purplemux-tmux"
+HEADER_AGENT = "x-purplemux-agent"
 
 
 class PayloadError(ValueError):
-    """The hook payload is not something Claude sends; the message says what is wrong."""
-
-
-def _dumps(value: Any, sort_keys: bool = False) -> str:
-    try:
-        return json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=str)
-    except (RecursionError, ValueError):
-        # Nested as deep as the parser allows: encoding it again, deeper in the stack, may not be.
-        return "<too deeply nested>"
-
-
-def _text(value: Any, cap: int = MAX_TEXT) -> str | None:
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else _dumps(value)
-    return text[:cap]
-
-
-def digest(tool_input: Any) -> str:
-    """A stable fingerprint of a tool call's input, to pair PreToolUse with PermissionRequest."""
-    raw = _dumps(tool_input, sort_keys=True)
-    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def describe_tool(name: str, tool_input: Any) -> str:
-    """What a dialog asks for, in a few words: the tool and its command, file or question."""
-    if isinstance(tool_input, Mapping):
-        question = first_question(tool_input)
-        if question:
-            return question[:MAX_SHORT]
-        for key in ("command", "file_path", "path", "url", "pattern", "prompt", "description"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                return f"{name}: {value}"[:MAX_SHORT]
-    return name[:MAX_SHORT]
-
-
-def first_question(tool_input: Mapping[str, Any]) -> str | None:
-    questions = tool_input.get("questions")
-    if isinstance(questions, list) and questions and isinstance(questions[0], Mapping):
-        q = questions[0].get("question")
-        if isinstance(q, str):
-            return q[:MAX_SHORT]
-    return None
+    """The hook payload is not something an agent sends; the message says what is wrong."""
 
 
 def parse_time(headers: Mapping[str, str], now: float) -> float:
@@ -92,7 +46,7 @@ def tmux_location(headers: Mapping[str, str]) -> TmuxLocation | None:
 
 
 def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
-    """Translate one hook call; raises PayloadError on a payload Claude would never send."""
+    """Translate one hook call; raises PayloadError on a payload no agent would send."""
     if not isinstance(payload, Mapping):
         raise PayloadError("the hook payload must be a JSON object")
     session_id = payload.get("session_id")
@@ -101,6 +55,10 @@ def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
         raise PayloadError("session_id must be a non-empty string of at most 200 characters")
     if not isinstance(name, str) or not name or len(name) > 100:
         raise PayloadError("hook_event_name must be a non-empty string")
+    raw_agent = headers.get(HEADER_AGENT, "").strip()
+    if raw_agent and raw_agent not in registry.NAMES:
+        raise PayloadError(f"unknown agent {raw_agent[:40]!r}: one of {', '.join(registry.NAMES)}")
+    agent = registry.get(raw_agent or registry.DEFAULT)
     event_id = headers.get(HEADER_ID, "")[:MAX_ID] or f"hook:{uuid.uuid4().hex}"
     cwd = payload.get("cwd")
     transcript = payload.get("transcript_path")
@@ -111,147 +69,9 @@ def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
         "name": name,
         "cwd": cwd[:4096] if isinstance(cwd, str) else None,
         "transcript_path": transcript[:4096] if isinstance(transcript, str) else None,
-        "tmux": tmux_location(headers),
+        # Never a pane from an agent whose hooks run outside the session's pane (Codex).
+        "tmux": tmux_location(headers) if agent.pane_from_hook else None,
         "permission_mode": _text(payload.get("permission_mode"), 40),
+        "agent": agent.name,
     }
-    build = _BUILDERS.get(name)
-    return build(payload, common) if build else ev.Other(**common)
-
-
-def _session_start(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    if p.get("source") == "compact":
-        return ev.CompactEnd(**c)
-    return ev.SessionStart(
-        **c, origin=_text(p.get("source"), 40) or "startup", model=_text(p.get("model"), 200)
-    )
-
-
-def _pre_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    tool = _text(p.get("tool_name"), 200) or "tool"
-    tool_input = p.get("tool_input")
-    use_id = _text(p.get("tool_use_id"), MAX_ID)
-    if tool == "AskUserQuestion":
-        question = first_question(tool_input) if isinstance(tool_input, Mapping) else None
-        return ev.Question(
-            **c,
-            tool_name=tool,
-            tool_use_id=use_id,
-            digest=digest(tool_input),
-            question=question,
-            lookalike=imitates_dialog(tool_input),
-        )
-    return ev.ToolStart(
-        **c,
-        tool_name=tool,
-        tool_use_id=use_id,
-        digest=digest(tool_input),
-        summary=describe_tool(tool, tool_input),
-        lookalike=imitates_dialog(tool_input),
-    )
-
-
-def _permission(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    tool = _text(p.get("tool_name"), 200) or "tool"
-    tool_input = p.get("tool_input")
-    return ev.Permission(
-        **c,
-        tool_name=tool,
-        digest=digest(tool_input),
-        waiting_for=describe_tool(tool, tool_input),
-        lookalike=imitates_dialog(tool_input),
-    )
-
-
-def _post_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    response = p.get("tool_response")
-    tool_input = p.get("tool_input")
-    task_id = response.get("backgroundTaskId") if isinstance(response, Mapping) else None
-    description = None
-    if isinstance(task_id, str) and task_id and isinstance(tool_input, Mapping):
-        description = _text(tool_input.get("description") or tool_input.get("command"), MAX_SHORT)
-    return ev.ToolEnd(
-        **c,
-        tool_name=_text(p.get("tool_name"), 200) or "tool",
-        tool_use_id=_text(p.get("tool_use_id"), MAX_ID),
-        digest=digest(tool_input),
-        failed=c["name"] == "PostToolUseFailure",
-        background_task_id=_text(task_id, MAX_ID) if isinstance(task_id, str) and task_id else None,
-        background_description=description,
-    )
-
-
-MAX_TASKS = 32
-
-
-def background_tasks(value: Any) -> tuple[BackgroundTask, ...] | None:
-    """Stop's `background_tasks` (2.1.332: id, type, status, description, command)."""
-    if not isinstance(value, list):
-        return None
-    out: list[BackgroundTask] = []
-    for item in value[:MAX_TASKS]:
-        if not isinstance(item, Mapping):
-            continue
-        task_id = _text(item.get("id"), MAX_ID)
-        if not task_id:
-            continue
-        out.append(
-            BackgroundTask(
-                id=task_id,
-                type=_text(item.get("type"), 40) or "shell",
-                description=_text(item.get("description") or item.get("command"), MAX_SHORT),
-                status=_text(item.get("status"), 40) or "running",
-            )
-        )
-    return tuple(out)
-
-
-def _prompt(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    prompt = _text(p.get("prompt")) or ""
-    woken = session_facts.task_notification(prompt)
-    return ev.Prompt(**c, prompt=prompt, task_done=woken[0][:MAX_ID] if woken else None)
-
-
-def _subagent(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    return ev.Subagent(
-        **c,
-        agent_id=_text(p.get("agent_id"), MAX_ID) or "",
-        agent_type=_text(p.get("agent_type"), 100),
-        started=c["name"] == "SubagentStart",
-    )
-
-
-def _notification(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
-    kind = _text(p.get("notification_type"), 100) or ""
-    message = _text(p.get("message"), MAX_SHORT)
-    if kind in ATTENTION_TYPES:
-        return ev.Attention(**c, notification_type=kind, message=message)
-    return ev.Notice(**c, notification_type=kind, message=message)
-
-
-_BUILDERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Event]] = {
-    "SessionStart": _session_start,
-    "UserPromptSubmit": _prompt,
-    "PreToolUse": _pre_tool,
-    "PermissionRequest": _permission,
-    "PostToolUse": _post_tool,
-    "PostToolUseFailure": _post_tool,
-    "Notification": _notification,
-    "Stop": lambda p, c: ev.Stop(
-        **c,
-        last_message=_text(p.get("last_assistant_message")),
-        background_tasks=background_tasks(p.get("background_tasks")),
-    ),
-    "StopFailure": lambda p, c: ev.StopFailure(
-        **c,
-        error=_text(p.get("last_assistant_message"), MAX_SHORT)
-        or _text(p.get("error"), MAX_SHORT)
-        or "error",
-        last_message=_text(p.get("last_assistant_message")),
-        error_kind=_text(p.get("error"), 100),
-    ),
-    "PreCompact": lambda p, c: ev.CompactStart(**c),
-    "PostCompact": lambda p, c: ev.CompactEnd(**c),
-    "SessionEnd": lambda p, c: ev.SessionEnd(**c, reason=_text(p.get("reason"), 100)),
-    "SubagentStart": _subagent,
-    "SubagentStop": _subagent,
-}
+    return agent.hook_event(name, payload, common)

@@ -14,9 +14,10 @@ from typing import Protocol
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 
 from purplemux import fdlimit
+from purplemux.agents.claude.process import is_claude
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
-from purplemux.procinfo import ProcInfo, is_claude, proc_name, read_proc
+from purplemux.procinfo import ProcInfo, proc_name, read_proc
 from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)

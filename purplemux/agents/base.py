@@ -1,0 +1,31 @@
+"""What every agent package hands the rest of purplemux: one `Agent` record of its knowledge.
+
+The sources and adapters hold no `if agent == ...`: they ask the session's agent (registry.get).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from purplemux.events import Event
+from purplemux.procinfo import ProcInfo
+
+HookEvent = Callable[[str, Mapping[str, Any], dict[str, Any]], Event]
+"""(hook_event_name, payload, common event fields) -> the typed event."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent's knowledge, as plain functions and facts."""
+
+    name: str
+    """As sessions carry it: "claude", "codex"."""
+    label: str
+    """As people read it: "Claude", "Codex"."""
+    hook_event: HookEvent
+    pane_from_hook: bool
+    """Whether a hook's $TMUX_PANE is the session's pane (Claude: yes; Codex: the daemon's)."""
+    is_tui: Callable[[ProcInfo], bool]
+    """Whether a process is this agent's interactive program (the one a pane shows)."""

@@ -1,0 +1,15 @@
+"""Claude Code as an `Agent` record (agents/base.py)."""
+
+from __future__ import annotations
+
+from purplemux.agents.base import Agent
+from purplemux.agents.claude.hooks import to_event
+from purplemux.agents.claude.process import is_claude
+
+AGENT = Agent(
+    name="claude",
+    label="Claude",
+    hook_event=to_event,
+    pane_from_hook=True,
+    is_tui=is_claude,
+)
