@@ -10,7 +10,7 @@ import pytest
 
 from purplemux import machine
 from purplemux.events import Event
-from purplemux.model import Session, State
+from purplemux.model import Session
 from purplemux.sources.hooks import PayloadError, to_event
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "codex-0.171.0"
