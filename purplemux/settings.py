@@ -27,6 +27,8 @@ class Settings:
 
     home: Path
     claude_dir: Path
+    codex_dir: Path | None = None
+    """Codex's home (CODEX_HOME, default ~/.codex): only its TUIs and threads are watched."""
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     allow_remote: bool = False
@@ -134,9 +136,11 @@ class Settings:
             if env.get("CLAUDE_CONFIG_DIR")
             else Path.home() / ".claude"
         )
+        codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
         settings = cls(
             home=home.expanduser(),
             claude_dir=claude.expanduser(),
+            codex_dir=codex.expanduser(),
             host=env.get("PURPLEMUX_HOST") or DEFAULT_HOST,
             port=_int(env.get("PURPLEMUX_PORT"), DEFAULT_PORT, "PURPLEMUX_PORT"),
             desktop_notifications=env.get("PURPLEMUX_DESKTOP_NOTIFY", "") in ("1", "true", "yes"),

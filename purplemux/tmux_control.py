@@ -43,6 +43,10 @@ RETRY_FIRST = 1.0
 RETRY_MAX = 60.0
 """Seconds before connecting again to a server that was not there, doubling up to the max."""
 COMMAND_TIMEOUT = 2.0
+MAX_REPLY_LINES = 10_000
+"""Lines kept of one reply: a `list-panes -a` of a very big server, an error's reason."""
+Reply = tuple[bool, list[str]]
+"""tmux's answer to one command: taken (%end) or not (%error), and the lines it printed."""
 _SAFE = re.compile(r"[A-Za-z0-9_@%.:/+=-]*")
 
 
@@ -63,7 +67,7 @@ class ControlClient:
         self._on_notify = on_notify
         self._tmux = tmux
         self._proc: asyncio.subprocess.Process | None = None
-        self._pending: deque[tuple[asyncio.Future[bool], str]] = deque()
+        self._pending: deque[tuple[asyncio.Future[Reply], str]] = deque()
         """A future per command sent and its name, answered in order by tmux's replies."""
         self._connected = asyncio.Event()
         self._kick = asyncio.Event()
@@ -120,13 +124,13 @@ class ControlClient:
                             if not ok:
                                 self._refused(what, said)
                             if not fut.done():
-                                fut.set_result(ok)
+                                fut.set_result((ok, said))
                         elif not ours and not attached and text.startswith("%end "):
                             attached = True  # the attach itself succeeded
                             self._connected.set()
                             log.debug("tmux control client attached to %s", self.socket)
-                    elif len(said) < 8:
-                        said.append(text)  # the reply's text (an error's reason)
+                    elif len(said) < MAX_REPLY_LINES:
+                        said.append(text)  # the reply's text (an error's reason, a query's lines)
                     continue
                 if text.startswith("%begin "):
                     in_block = True
@@ -145,7 +149,7 @@ class ControlClient:
             while self._pending:
                 fut, _ = self._pending.popleft()
                 if not fut.done():
-                    fut.set_result(False)
+                    fut.set_result((False, []))
             await reap(proc, grace=0.5)
             if attached:
                 self._on_notify("%exit")  # the server or our session ended: look again
@@ -173,14 +177,26 @@ class ControlClient:
         """Run several commands through this client, one line each (so one reply each, in
         order): True if tmux took them all, False if it refused one or did not answer, None
         if not attached (the caller runs a process instead)."""
+        replies = await self._send(commands)
+        return None if replies is None else all(ok for ok, _ in replies)
+
+    async def query(self, args: Command) -> list[str] | None:
+        """Run one command and return the lines it printed (e.g. `list-panes -F`); None if not
+        attached, refused or unanswered (the caller runs a process instead)."""
+        replies = await self._send([args])
+        if not replies or not replies[0][0]:
+            return None
+        return replies[0][1]
+
+    async def _send(self, commands: Sequence[Command]) -> list[Reply] | None:
         proc = self._proc
         if proc is None or proc.stdin is None or not self._connected.is_set():
             return None
         loop = asyncio.get_running_loop()
-        futures: list[asyncio.Future[bool]] = []
+        futures: list[asyncio.Future[Reply]] = []
         text = ""
         for args in commands:
-            fut: asyncio.Future[bool] = loop.create_future()
+            fut: asyncio.Future[Reply] = loop.create_future()
             futures.append(fut)
             self._pending.append((fut, args[0] if args else ""))
             text += " ".join(quote(a) for a in args) + "\n"
@@ -192,10 +208,9 @@ class ControlClient:
             return None
         try:
             async with asyncio.timeout(COMMAND_TIMEOUT):
-                answers = await asyncio.shield(asyncio.gather(*futures))
+                return list(await asyncio.shield(asyncio.gather(*futures)))
         except TimeoutError:
-            return False
-        return all(answers)
+            return [(False, [])]
 
 
 class TmuxControl:
@@ -253,6 +268,10 @@ class TmuxControl:
         """Run several tmux commands on that server through its client (one line each); None if
         none is attached."""
         return await self.want(socket).commands(commands)
+
+    async def query(self, socket: str | None, args: Command) -> list[str] | None:
+        """A command's printed lines through that server's client; None if none is attached."""
+        return await self.want(socket).query(args)
 
     async def run(self) -> None:
         """Run every wanted client until cancelled (then end them all), in one TaskGroup: a

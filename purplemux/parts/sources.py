@@ -23,11 +23,19 @@ from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
 from purplemux.sources.claude_sessions import SessionFile
-from purplemux.sources.processes import Known, ProcessPoller
+from purplemux.sources.codex_panes import TITLE_FORMAT, CodexPanes, parse_panes
+from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
+from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
 
+CODEX_FAST = 0.1
+CODEX_SLOW = 1.0
+CODEX_IDLE = 5.0
+"""Seconds between looks at Codex panes: a session waits for input / Codex panes exist / none."""
+CODEX_WALK_EVERY = 60.0
+"""The process table is walked at least this often (a TUI on a server nobody named yet)."""
 RECOVERY_GRACE = 1.5
 """Seconds after start before an `unknown` is judged: the watchers report first."""
 RECOVERY_EVERY = 1.0
@@ -48,9 +56,12 @@ async def session_files(rt: Runtime) -> None:
 
 
 def _with_transcript(rt: Runtime, event: Event) -> Event:
-    """A session known only from its file still gets its transcript followed."""
+    """A Claude session known only from its file still gets its transcript followed (only
+    Claude's transcript path follows from the folder and the id; Codex names its rollout)."""
     known = rt.engine.sessions.get(event.session_id)
     if event.transcript_path or not event.cwd or (known and known.transcript_path):
+        return event
+    if (event.agent or (known.agent if known else "claude")) != "claude":
         return event
     path = transcript_path(rt.settings.claude_dir, event.cwd, event.session_id)
     return replace(event, transcript_path=str(path))
@@ -211,6 +222,88 @@ class _ExitWatch:
             self._drop(pid)
 
 
+async def codex_panes(rt: Runtime) -> None:
+    """Codex TUIs in tmux panes: each linked to its thread, its title read (sources/codex_panes.py).
+
+    A look is one `list-panes -a` per server through its control client; the process table is
+    walked only when the panes changed, a TUI exited, or a Codex session has no pane yet. Looks
+    come every CODEX_FAST while a Codex session waits for input (its title says when the
+    approval is answered: the only sign of it), every CODEX_SLOW while Codex panes exist, and
+    every CODEX_IDLE otherwise (or when tmux or a Codex hook says something changed); the
+    process table at least every CODEX_WALK_EVERY (a TUI in a server nobody named yet)."""
+    homes = [str(rt.settings.codex_dir)] if rt.settings.codex_dir else []
+    watcher = CodexPanes(homes)
+    wake = asyncio.Event()
+    walk_now = True
+    sockets: set[str] = {rt.tmux.key(None)}
+
+    def on_change(session: Session) -> None:
+        nonlocal walk_now
+        if session.agent != "codex" or session.ended:
+            return
+        if session.tmux is None:
+            walk_now = True  # a hook for a thread not placed yet: find its TUI now
+            wake.set()
+        elif session.state is State.NEEDS_INPUT:
+            wake.set()
+
+    def on_tmux(socket: str, line: str) -> None:
+        nonlocal walk_now
+        walk_now = True
+        wake.set()
+
+    unsubscribe = rt.engine.subscribe(change=on_change)
+    unlisten = rt.tmux.listen(on_tmux)
+    last_walk = 0.0
+    try:
+        while True:
+            wake.clear()
+            sockets.update(rt.tmux.clients)
+            panes = await _codex_pane_list(rt, sockets)
+            stale = time.monotonic() - last_walk > CODEX_WALK_EVERY
+            if walk_now or stale or watcher.needs_walk(panes):
+                walk_now = False
+                last_walk = time.monotonic()
+                table = await asyncio.to_thread(snapshot)
+                await asyncio.to_thread(watcher.walk, panes, table)
+                for socket in watcher.unplaced_sockets(table, sockets):
+                    sockets.add(socket)
+                    rt.tmux.want(socket)
+                    walk_now = True  # list that server's panes on the next look
+            if watcher.has_tuis() or watcher.links:
+                for event in await asyncio.to_thread(watcher.look, panes, time.time()):
+                    rt.engine.post(_with_transcript(rt, event))
+            waiting = any(
+                s.agent == "codex" and s.state is State.NEEDS_INPUT and not s.ended
+                for s in rt.engine.sessions.values()
+            )
+            interval = CODEX_FAST if waiting or walk_now else CODEX_SLOW
+            if not watcher.has_tuis():
+                interval = CODEX_IDLE
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), interval)
+    finally:
+        unsubscribe()
+        unlisten()
+
+
+async def _codex_pane_list(rt: Runtime, sockets: set[str]) -> list[tuple[Pane, str]]:
+    """Every pane of those servers with its title: through each control client, or a tmux
+    process where none is attached."""
+    out: list[tuple[Pane, str]] = []
+    for socket in sorted(sockets):
+        args = ["list-panes", "-a", "-F", TITLE_FORMAT]
+        lines = await rt.tmux.query(socket, args)
+        if lines is None:
+            try:
+                text = await asyncio.to_thread(run_blocking, socket, *args, timeout=2.0)
+            except TmuxError:
+                continue
+            lines = text.splitlines()
+        out.extend(parse_panes(lines, socket))
+    return out
+
+
 async def tmux_clients(rt: Runtime) -> None:
     """The tmux control clients (one per server named so far), for the daemon's life."""
     await rt.tmux.run()
@@ -225,7 +318,8 @@ def _known(rt: Runtime) -> dict[str, Known]:
             alive=s.alive,
         )
         for s in rt.engine.sessions.values()
-        if not s.ended
+        # Codex sessions are placed by codex_panes: their processes are not Claude's.
+        if not s.ended and s.agent == "claude"
     }
 
 
@@ -250,6 +344,8 @@ async def recovery(rt: Runtime) -> None:
                 s
                 for s in list(rt.engine.sessions.values())
                 if s.state is State.UNKNOWN and not s.ended
+                # A Codex session in a pane is judged by its pane title (codex_panes).
+                and not (s.agent == "codex" and s.tmux is not None)
             ]
             for session in unknown:
                 event = await asyncio.to_thread(
@@ -297,5 +393,5 @@ def judge(
     return ev.StatusIdle(**common, source=Source.SESSION_FILE if sf else Source.DAEMON)
 
 
-ALL = (session_files, transcripts, processes, recovery)
+ALL = (session_files, transcripts, processes, codex_panes, recovery)
 """The live-source parts, in start order."""

@@ -58,6 +58,8 @@ class Daemon:
         env.update(
             PURPLEMUX_HOME=str(self.home),
             CLAUDE_CONFIG_DIR=str(self.claude_dir),
+            # Codex TUIs elsewhere on this machine (another test's) are not this daemon's.
+            CODEX_HOME=str(self.claude_dir.parent / "codex"),
             PURPLEMUX_PORT=str(self.port),
             PYTHONPATH=str(REPO),
             **self.env_extra,

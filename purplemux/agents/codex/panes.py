@@ -1,0 +1,175 @@
+"""Which Codex thread each pane shows (pure): the link a Codex hook cannot give.
+
+Codex's hooks run in its shared app-server daemon, so their $TMUX_PANE is the pane that started
+the daemon, and nothing on disk says which TUI shows which thread. The link is made from what is
+true of each pane, strongest first, and only when one reading is possible:
+
+1. the title shows the thread id (the user's `[tui] terminal_title` has "thread-id"): the thread
+   whose id starts with it;
+2. the title shows a thread title ("hello | proj", the first prompt): the one thread of that
+   CODEX_HOME and folder with that title (`state_5.sqlite`); a pane already linked to a thread of
+   that title keeps it;
+3. the title shows the project only (a thread not prompted yet): the thread of that home and
+   folder with no title yet, created after the TUI started (or after the pane's last thread, for
+   /new and /clear), that no other pane can claim; two panes that could each claim it (started
+   within START_WINDOW of each other in one folder) get none until their first prompts tell them
+   apart by rule 2.
+
+A pane whose TUI quit (its process gone, its title empty) loses its link at once. Where it can be
+wrong, and why the README says so: two threads of one folder with the same first prompt, shown
+in two panes, are told apart only by rule 1 or by which pane had it first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from purplemux.agents.codex.title import Title
+from purplemux.model import TmuxLocation
+
+START_WINDOW = 10.0
+"""Seconds between a TUI's start and its first thread's creation (the first TUI of a home starts
+the daemon: up to ~7 s here). Two TUIs of one folder started closer than this are not told apart
+by time."""
+SLACK = 2.0
+"""Seconds a thread's creation time (its UUIDv7, in ms) may precede what it is compared with
+(process start times come from the boot time and clock ticks)."""
+
+PaneKey = tuple[str, str]
+"""(tmux socket, pane id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TuiPane:
+    """A pane whose foreground program is a Codex TUI."""
+
+    location: TmuxLocation
+    pid: int
+    started: float
+    cwd: str | None
+    home: str | None
+    title: Title
+
+    @property
+    def key(self) -> PaneKey:
+        return (self.location.socket or "", self.location.pane)
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A Codex thread as its home's state DB (or a TUI's reference file) knows it."""
+
+    id: str
+    home: str
+    created: float
+    cwd: str | None = None
+    title: str | None = None
+    rollout_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A pane shows this thread (since `since`, by this TUI process)."""
+
+    thread: str
+    pid: int
+    since: float
+    created: float
+    """The thread's own creation time: a later /new or /clear thread is newer than this."""
+
+
+def _same_place(pane: TuiPane, thread: Thread) -> bool:
+    if pane.home and thread.home != pane.home:
+        return False
+    return pane.cwd is None or thread.cwd is None or pane.cwd == thread.cwd
+
+
+def _titled(shown: str, thread: Thread) -> bool:
+    return thread.title is not None and thread.title.split("\n", 1)[0].strip() == shown.strip()
+
+
+def link(
+    panes: Iterable[TuiPane],
+    threads: Iterable[Thread],
+    previous: Mapping[PaneKey, Link],
+    now: float,
+) -> dict[PaneKey, Link]:
+    """The links now: each pane that shows one readable thread, to that thread (at most one
+    pane per thread)."""
+    panes = sorted(panes, key=lambda p: (p.started, p.key))
+    threads = list(threads)
+    out: dict[PaneKey, Link] = {}
+    claimed: dict[str, PaneKey] = {}
+
+    def take(pane: TuiPane, thread: Thread) -> None:
+        old = previous.get(pane.key)
+        kept = old is not None and old.thread == thread.id and old.pid == pane.pid
+        since = old.since if kept and old else now
+        out[pane.key] = Link(thread.id, pane.pid, since, thread.created)
+        claimed[thread.id] = pane.key
+
+    fresh: list[TuiPane] = []
+    for pane in panes:
+        title = pane.title
+        if title.empty:
+            continue  # quit (or not drawn yet): no link
+        if title.thread_id_prefix:
+            found = [t for t in threads if t.id.startswith(title.thread_id_prefix)]
+            if len(found) == 1 and found[0].id not in claimed:
+                take(pane, found[0])
+            continue
+        if title.thread_title:
+            found = [t for t in threads if _same_place(pane, t) and _titled(title.thread_title, t)]
+            old = previous.get(pane.key)
+            mine = [t for t in found if old and t.id == old.thread and old.pid == pane.pid]
+            if mine and mine[0].id not in claimed:
+                take(pane, mine[0])
+            elif len(found) == 1 and found[0].id not in claimed:
+                take(pane, found[0])
+            continue
+        if title.project is not None:
+            fresh.append(pane)
+    _link_fresh(fresh, threads, previous, claimed, take)
+    return out
+
+
+def _link_fresh(
+    fresh: list[TuiPane],
+    threads: list[Thread],
+    previous: Mapping[PaneKey, Link],
+    claimed: dict[str, PaneKey],
+    take: Callable[[TuiPane, Thread], None],
+) -> None:
+    """Rule 3, for every pane whose thread has no prompt yet at once: a pane keeps its untitled
+    thread; the others are matched to untitled threads created after they started (or after
+    their last thread: /new, /clear), the closest pair in time first."""
+    pairs: list[tuple[float, int, TuiPane, Thread]] = []
+    for n, pane in enumerate(fresh):
+        old = previous.get(pane.key)
+        after = pane.started
+        if old is not None and old.pid == pane.pid:
+            mine = next((t for t in threads if t.id == old.thread and t.title is None), None)
+            if mine is not None and mine.id not in claimed:
+                take(pane, mine)
+                continue
+            after = max(after, old.created + 0.001)  # /new or /clear: newer than the last one
+        rivals = any(
+            p is not pane
+            and p.home == pane.home
+            and p.cwd == pane.cwd
+            and abs(p.started - pane.started) < START_WINDOW
+            for p in fresh
+        )
+        if rivals:
+            continue  # two TUIs of one folder started together: which thread is whose is unknown
+        for t in threads:
+            if _same_place(pane, t) and t.title is None and t.created >= after - SLACK:
+                pairs.append((t.created - after, n, pane, t))
+    for _, _, pane, thread in sorted(pairs, key=lambda p: (p[0], p[1])):
+        if pane.key not in taken_keys(claimed) and thread.id not in claimed:
+            take(pane, thread)
+
+
+def taken_keys(claimed: Mapping[str, PaneKey]) -> set[PaneKey]:
+    return set(claimed.values())

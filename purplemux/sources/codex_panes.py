@@ -1,0 +1,310 @@
+"""Codex TUIs in tmux panes: which thread each shows (agents/codex/panes.py), and its title.
+
+Codex hooks cannot place a session (they run in the app-server daemon), and Codex writes no
+per-process session file. This source looks at what is true instead: the panes of every tmux
+server it knows, the Codex TUI process in each (its start time, folder and CODEX_HOME), each
+home's threads (its state DB and the TUIs' thread reference files), and each pane's title.
+
+What it reports, as typed events for the engine:
+
+- `ProcessSeen` when a pane is linked to a thread (the session gets its pane, pid and agent;
+  a thread never prompted is listed, idle, from here);
+- `ProcessGone` the moment a linked TUI quits or its pane moves on to another thread (/new,
+  /clear, a resume): Codex itself says nothing then (SessionEnd comes ~60 s later, if ever);
+- `StatusBusy` / `StatusWaiting` / `StatusIdle` (source PANE_TITLE) when a linked pane's title
+  changes between a spinner, "Action Required" and neither: the only sign that an approval was
+  answered, and a failed turn's end.
+
+`read_titles` is one `list-panes -a` per server (through the control client when attached);
+the process table is walked only when the panes or their processes changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from purplemux.agents.codex.panes import Link, PaneKey, Thread, TuiPane, link
+from purplemux.agents.codex.process import codex_home, is_codex
+from purplemux.agents.codex.title import Title, parse
+from purplemux.events import (
+    Event,
+    ProcessGone,
+    ProcessSeen,
+    Source,
+    StatusBusy,
+    StatusIdle,
+    StatusWaiting,
+)
+from purplemux.sources.processes import Pane, ProcessTable, socket_from_tmux_env, tmux_env
+
+log = logging.getLogger(__name__)
+
+TITLE_FORMAT = (
+    "#{pane_id}\t#{pane_pid}\t#{session_name}\t#{window_index}\t#{socket_path}\t#{pane_title}"
+)
+AGENT = "codex"
+REFERENCES = "tui-thread-reference-capabilities"
+STATE_DB = "state_5.sqlite"
+
+
+def parse_panes(lines: Iterable[str], socket: str) -> list[tuple[Pane, str]]:
+    """`list-panes -a -F TITLE_FORMAT` lines as (pane, raw title); the title may hold tabs."""
+    out: list[tuple[Pane, str]] = []
+    for line in lines:
+        parts = line.split("\t", 5)
+        if len(parts) != 6 or not parts[1].isdigit():
+            continue
+        pane_id, pid, session, window, path, title = parts
+        out.append((Pane(pane_id, int(pid), session, window, path or socket), title))
+    return out
+
+
+def uuid7_time(thread_id: str) -> float | None:
+    """The creation time (unix seconds) a UUIDv7 carries in its first 48 bits."""
+    digits = thread_id.replace("-", "")[:12]
+    try:
+        return int(digits, 16) / 1000.0 if len(digits) == 12 else None
+    except ValueError:
+        return None
+
+
+def read_threads(home: str) -> list[Thread]:
+    """A CODEX_HOME's threads: the state DB's rows (read-only, closed again at once) and the
+    thread ids TUIs opened (reference files); [] for what cannot be read."""
+    found: dict[str, Thread] = {}
+    refs = Path(home) / REFERENCES
+    try:
+        names = os.listdir(refs)
+    except OSError:
+        names = []
+    for name in names:
+        created = uuid7_time(name)
+        if created is not None:
+            found[name] = Thread(id=name, home=home, created=created)
+    db = Path(home) / STATE_DB
+    if db.is_file():
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
+            try:
+                rows = conn.execute(
+                    "SELECT id, cwd, title, rollout_path, created_at FROM threads"
+                    " WHERE coalesce(archived, 0) = 0"
+                ).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            log.debug("cannot read %s: %s", db, exc)
+            rows = []
+        for tid, cwd, title, rollout, created_at in rows:
+            if not isinstance(tid, str):
+                continue
+            created = uuid7_time(tid) or float(created_at or 0)
+            found[tid] = Thread(
+                id=tid,
+                home=home,
+                created=created,
+                cwd=cwd if isinstance(cwd, str) else None,
+                title=title if isinstance(title, str) and title else None,
+                rollout_path=rollout if isinstance(rollout, str) else None,
+            )
+    return list(found.values())
+
+
+def _cwd(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def find_tui_under(pid: int, table: ProcessTable) -> int | None:
+    """The outermost Codex TUI at pid or below it (breadth first), if any."""
+    queue, seen = [pid], set()
+    while queue:
+        current = queue.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        info = table.procs.get(current)
+        if info is not None and is_codex(info):
+            return current
+        queue.extend(table.children.get(current, ()))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Tui:
+    pid: int
+    started: float
+    cwd: str | None
+    home: str | None
+
+
+def _state(title: Title) -> str:
+    if title.action_required:
+        return "waiting"
+    return "busy" if title.busy else "idle"
+
+
+class CodexPanes:
+    """The links of Codex panes to threads, and their titles, from one look to the next."""
+
+    def __init__(self, homes: Iterable[str], *, user_home: str | None = None) -> None:
+        self._homes = {os.path.realpath(h) for h in homes}
+        """The CODEX_HOMEs watched: a TUI of another home is not this daemon's."""
+        self._user_home = user_home or os.path.expanduser("~")
+        self._tuis: dict[PaneKey, _Tui | None] = {}
+        """Per pane (by its own process): the Codex TUI in it, or None (none)."""
+        self._pane_pids: dict[PaneKey, int] = {}
+        self._links: dict[PaneKey, Link] = {}
+        self._told: dict[PaneKey, str] = {}
+        """The state each linked pane's title last reported."""
+        self._threads: dict[str, list[Thread]] = {}
+
+    @property
+    def links(self) -> Mapping[PaneKey, Link]:
+        return self._links
+
+    def needs_walk(self, panes: list[tuple[Pane, str]]) -> bool:
+        """Whether the process table must be walked again: a pane came, went or runs another
+        process, or a TUI of ours exited."""
+        now = {(p.socket, p.pane_id): p.pid for p, _ in panes}
+        if now != self._pane_pids:
+            return True
+        return any(
+            t is not None and not os.path.exists(f"/proc/{t.pid}") for t in self._tuis.values()
+        )
+
+    def walk(self, panes: list[tuple[Pane, str]], table: ProcessTable) -> None:
+        """Find the Codex TUI of each pane (blocking: reads /proc)."""
+        self._pane_pids = {(p.socket, p.pane_id): p.pid for p, _ in panes}
+        tuis: dict[PaneKey, _Tui | None] = {}
+        for pane, _ in panes:
+            pid = find_tui_under(pane.pid, table)
+            if pid is None:
+                tuis[(pane.socket, pane.pane_id)] = None
+                continue
+            info = table.procs[pid]
+            home = codex_home(pid, self._user_home)
+            if home is None or os.path.realpath(home) not in self._homes:
+                tuis[(pane.socket, pane.pane_id)] = None
+                continue
+            tuis[(pane.socket, pane.pane_id)] = _Tui(pid, info.create_time, _cwd(pid), home)
+        self._tuis = tuis
+
+    def unplaced_sockets(self, table: ProcessTable, known: set[str]) -> set[str]:
+        """The tmux servers of Codex TUIs in no pane listed so far (their $TMUX names the
+        server, never the pane): servers to ask next."""
+        placed = {t.pid for t in self._tuis.values() if t is not None}
+        out: set[str] = set()
+        for pid, info in table.procs.items():
+            if pid not in placed and is_codex(info) and self._ours(pid):
+                socket = socket_from_tmux_env(tmux_env(pid))
+                if socket and socket not in known:
+                    out.add(socket)
+        return out
+
+    def _ours(self, pid: int) -> bool:
+        home = codex_home(pid, self._user_home)
+        return home is not None and os.path.realpath(home) in self._homes
+
+    def has_tuis(self) -> bool:
+        return any(t is not None for t in self._tuis.values())
+
+    def look(self, panes: list[tuple[Pane, str]], now: float) -> list[Event]:
+        """Link each Codex pane to its thread and read its title (blocking: reads the homes'
+        state DBs when a pane's thread is not known yet)."""
+        current: list[TuiPane] = []
+        for pane, raw in panes:
+            key = (pane.socket, pane.pane_id)
+            tui = self._tuis.get(key)
+            if tui is None:
+                continue
+            current.append(
+                TuiPane(pane.location(), tui.pid, tui.started, tui.cwd, tui.home, parse(raw))
+            )
+        homes = {p.home for p in current if p.home}
+        if any(self._needs_threads(p) for p in current):
+            for home in homes:
+                self._threads[home] = read_threads(home)
+        threads = [t for home in homes for t in self._threads.get(home, ())]
+        links = link(current, threads, self._links, now)
+        by_id = {t.id: t for t in threads}
+        out: list[Event] = []
+        for key, was in self._links.items():
+            now_link = links.get(key)
+            if now_link is None or now_link.thread != was.thread or now_link.pid != was.pid:
+                out.append(self._gone(was, now))
+                self._told.pop(key, None)
+        for tp in current:
+            new = links.get(tp.key)
+            if new is None:
+                continue
+            old = self._links.get(tp.key)
+            thread = by_id.get(new.thread)
+            if old is None or old.thread != new.thread or old.pid != new.pid:
+                out.append(self._seen(tp, new, thread, now))
+            state = _state(tp.title)
+            if self._told.get(tp.key) != state:
+                self._told[tp.key] = state
+                out.append(self._status(tp, new, state, thread, now))
+        self._links = links
+        return out
+
+    def _needs_threads(self, pane: TuiPane) -> bool:
+        old = self._links.get(pane.key)
+        if old is None or old.pid != pane.pid:
+            return not pane.title.empty and pane.title.project is not None
+        shown = pane.title.thread_title
+        known = next((t for ts in self._threads.values() for t in ts if t.id == old.thread), None)
+        if known is None:
+            return True
+        return (shown or None) != (known.title.split("\n", 1)[0].strip() if known.title else None)
+
+    def _seen(self, pane: TuiPane, ln: Link, thread: Thread | None, now: float) -> Event:
+        loc = pane.location
+        return ProcessSeen(
+            session_id=ln.thread,
+            at=now,
+            id=f"cx-seen:{ln.thread}:{ln.pid}:{loc.socket}:{loc.pane}:{now:.3f}",
+            source=Source.PROCESS,
+            pid=ln.pid,
+            tmux=loc,
+            cwd=pane.cwd,
+            transcript_path=thread.rollout_path if thread else None,
+            agent=AGENT,
+        )
+
+    def _gone(self, ln: Link, now: float) -> Event:
+        return ProcessGone(
+            session_id=ln.thread,
+            at=now,
+            id=f"cx-gone:{ln.thread}:{ln.pid}:{now:.3f}",
+            source=Source.PROCESS,
+            pid=ln.pid,
+            agent=AGENT,
+        )
+
+    def _status(
+        self, pane: TuiPane, ln: Link, state: str, thread: Thread | None, now: float
+    ) -> Event:
+        common = dict(
+            session_id=ln.thread,
+            at=now,
+            id=f"cx-title:{ln.thread}:{state}:{now:.3f}",
+            name=f"title: {state}",
+            source=Source.PANE_TITLE,
+            pid=ln.pid,
+            agent=AGENT,
+            title=pane.title.thread_title or (thread.title if thread else None),
+        )
+        if state == "waiting":
+            return StatusWaiting(**common)  # type: ignore[arg-type]
+        if state == "busy":
+            return StatusBusy(**common)  # type: ignore[arg-type]
+        return StatusIdle(**common)  # type: ignore[arg-type]
