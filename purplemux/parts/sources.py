@@ -23,9 +23,10 @@ from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
 from purplemux.sources.claude_sessions import SessionFile
-from purplemux.sources.codex_panes import TITLE_FORMAT, CodexPanes, parse_panes
+from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, parse_panes
 from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
+from purplemux.sources.watch import watch_dirs
 from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
@@ -255,36 +256,67 @@ async def codex_panes(rt: Runtime) -> None:
     unsubscribe = rt.engine.subscribe(change=on_change)
     unlisten = rt.tmux.listen(on_tmux)
     last_walk = 0.0
+
+    async def on_thread_opened() -> None:
+        # A TUI opening a thread writes a reference file: a Codex TUI started somewhere
+        # (maybe on a tmux server nobody named): walk the process table now, no timer needed.
+        nonlocal walk_now
+        async for changed in watch_dirs(
+            lambda: _codex_ref_dirs(homes),
+            name="codex threads",
+            debounce_ms=20,
+            step_ms=500,
+            recheck_ms=60_000,
+        ):
+            # (A home watched until its reference folder exists sees its logs written too.)
+            if changed and any(REFERENCES in path for path in changed):
+                walk_now = True
+                wake.set()
+
     try:
-        while True:
-            wake.clear()
-            sockets.update(rt.tmux.clients)
-            panes = await _codex_pane_list(rt, sockets)
-            stale = time.monotonic() - last_walk > CODEX_WALK_EVERY
-            if walk_now or stale or watcher.needs_walk(panes):
-                walk_now = False
-                last_walk = time.monotonic()
-                table = await asyncio.to_thread(snapshot)
-                await asyncio.to_thread(watcher.walk, panes, table)
-                for socket in watcher.unplaced_sockets(table, sockets):
-                    sockets.add(socket)
-                    rt.tmux.want(socket)
-                    walk_now = True  # list that server's panes on the next look
-            if watcher.has_tuis() or watcher.links:
-                for event in await asyncio.to_thread(watcher.look, panes, time.time()):
-                    rt.engine.post(_with_transcript(rt, event))
-            waiting = any(
-                s.agent == "codex" and s.state is State.NEEDS_INPUT and not s.ended
-                for s in rt.engine.sessions.values()
-            )
-            interval = CODEX_FAST if waiting or walk_now else CODEX_SLOW
-            if not watcher.has_tuis():
-                interval = CODEX_IDLE
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), interval)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(on_thread_opened(), name="codex-thread-refs")
+            while True:
+                wake.clear()
+                sockets.update(rt.tmux.clients)
+                panes = await _codex_pane_list(rt, sockets)
+                stale = time.monotonic() - last_walk > CODEX_WALK_EVERY
+                if walk_now or stale or watcher.needs_walk(panes):
+                    walk_now = False
+                    last_walk = time.monotonic()
+                    table = await asyncio.to_thread(snapshot)
+                    await asyncio.to_thread(watcher.walk, panes, table)
+                    for socket in watcher.unplaced_sockets(table, sockets):
+                        sockets.add(socket)
+                        rt.tmux.want(socket)
+                        walk_now = True  # list that server's panes on the next look
+                if watcher.has_tuis() or watcher.links:
+                    for event in await asyncio.to_thread(watcher.look, panes, time.time()):
+                        rt.engine.post(_with_transcript(rt, event))
+                waiting = any(
+                    s.agent == "codex" and s.state is State.NEEDS_INPUT and not s.ended
+                    for s in rt.engine.sessions.values()
+                )
+                interval = CODEX_FAST if waiting or walk_now else CODEX_SLOW
+                if not watcher.has_tuis() and not walk_now:
+                    interval = CODEX_IDLE
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), interval)
     finally:
         unsubscribe()
         unlisten()
+
+
+def _codex_ref_dirs(homes: list[str]) -> set[Path]:
+    """Each home's thread reference folder, or the home itself until that folder exists."""
+    out: set[Path] = set()
+    for home in homes:
+        refs = Path(home) / REFERENCES
+        if refs.is_dir():
+            out.add(refs)
+        elif Path(home).is_dir():
+            out.add(Path(home))
+    return out
 
 
 async def _codex_pane_list(rt: Runtime, sockets: set[str]) -> list[tuple[Pane, str]]:
@@ -343,7 +375,8 @@ async def recovery(rt: Runtime) -> None:
             unknown = [
                 s
                 for s in list(rt.engine.sessions.values())
-                if s.state is State.UNKNOWN and not s.ended
+                if s.state is State.UNKNOWN
+                and not s.ended
                 # A Codex session in a pane is judged by its pane title (codex_panes).
                 and not (s.agent == "codex" and s.tmux is not None)
             ]
