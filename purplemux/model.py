@@ -77,8 +77,8 @@ class BackgroundTask:
     status: str = "running"
 
 
-AGENTS = ("claude", "codex")
-"""The agents purplemux knows (purplemux/agents/ has a package for each)."""
+AGENT_LABELS = {"claude": "Claude", "codex": "Codex"}
+"""The agents purplemux knows (purplemux/agents/ has a package for each), as people read them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from purplemux import session_facts
-from purplemux.model import Session, State
+from purplemux.model import AGENT_LABELS, Session, State
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +163,10 @@ class SessionView:
     """Everything a row, a summary or a notification says about one session."""
 
     id: str
+    agent: str
+    """"claude" or "codex"."""
+    agent_label: str
+    """The agent as every surface marks it: "Claude", "Codex" (rows, CLI, tmux, notifications)."""
     state: str
     label: str
     glyph: str
@@ -190,8 +194,8 @@ class SessionView:
     reason: str
     """Why it wants the user, in one line (the recent list, a notification's body)."""
     headline: str
-    """A notification's title, `name · what is needed: detail` ("api-server · needs your
-    approval: Bash rm -rf build", "api-server · finished · 1 task still running")."""
+    """A notification's title, `agent · name · what is needed: detail` ("Claude · api-server ·
+    needs your approval: Bash rm -rf build", "Codex · web · finished · 1 task still running")."""
     notice: str
     """A notification's body: the answer's first words (review), else where the session is."""
     mode: str
@@ -261,8 +265,11 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
     offline = ""
     if origin.stale:
         offline = f"{origin.host or '?'}: host offline" + (" since" if origin.offline_since else "")
+    agent_label = AGENT_LABELS.get(s.agent, s.agent.capitalize())
     return SessionView(
         id=s.id,
+        agent=s.agent,
+        agent_label=agent_label,
         state=s.state.value,
         label=lk.label,
         glyph=lk.glyph,
@@ -283,7 +290,7 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
         detail=text,
         error=error,
         reason=_reason(s, error, prefix, text, lk),
-        headline=_headline(s, name, lk)
+        headline=f"{agent_label} · {_headline(s, name, lk)}"
         + (f" on {origin.host}" if origin.grouped and origin.host else ""),
         notice=_notice(s, pane, group),
         mode=facts["mode"] or "",

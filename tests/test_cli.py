@@ -67,10 +67,10 @@ def test_status_table_and_json_show_hook_sessions(daemon: Daemon) -> None:
     code, text = cli("status")
     assert code == 0
     lines = text.splitlines()
-    assert lines[0].split() == ["STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID"]
+    assert lines[0].split() == ["STATE", "NAME", "AGENT", "PANE", "FOR", "DETAIL", "FACTS", "ID"]
     rows = {line.split()[1]: line.split() for line in lines[1:]}
-    assert rows["alpha-1"][0] == "busy" and rows["alpha-1"][2] == "%1"
-    assert rows["beta-2"][0] == "review" and rows["beta-2"][2] == "%2"
+    assert rows["alpha-1"][0] == "busy" and rows["alpha-1"][2:4] == ["Claude", "%1"]
+    assert rows["beta-2"][0] == "review" and rows["beta-2"][2:4] == ["Claude", "%2"]
     assert "\033[" not in text  # piped: plain
 
     code, coloured = cli("status", tty=True)

@@ -105,7 +105,7 @@ def test_one_label_changed_in_the_table_changes_every_surface(
     assert f"</span> {words}</li>" in page  # the counts
     table = render_table([session_json(s)], now, colour=False)
     assert table.splitlines()[1].startswith(words)
-    assert push_payload(s)["title"] == f"shop · {words}: finished"  # a notification
+    assert push_payload(s)["title"] == f"Claude · shop · {words}: finished"  # a notification
 
 
 def test_tmux_badge_uses_the_glyphs_and_colours_of_the_table(

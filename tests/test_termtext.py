@@ -188,7 +188,7 @@ def test_status_on_a_terminal_prints_no_escape_sequence_but_its_colours(daemon: 
     assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", plain), repr(plain)
     lines = plain.splitlines()
     assert len(lines) == 4, lines  # the header and one row per session: no faked rows
-    assert lines[0].split() == ["STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID"]
+    assert lines[0].split() == ["STATE", "NAME", "AGENT", "PANE", "FOR", "DETAIL", "FACTS", "ID"]
     assert "pwned" not in plain  # the title payload went with its sequence
 
 

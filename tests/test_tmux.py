@@ -277,7 +277,7 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
         await settle(task)
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
     assert tmux.names() == ["session a", "session a", None]  # no name or folder: the id
-    assert tmux.commands[0] == pm.mark_commands("%1", "busy", "session a")
+    assert tmux.commands[0] == pm.mark_commands("%1", "busy", "session a", "claude")
     assert tmux.calls[0][:3] == ["tmux", "-S", "/tmp/sock"]
     unset = ["set-option", "-p", "-u", "-t", "%2"]
     assert pm.tmux_args(None, "%2", None) == [
@@ -287,6 +287,9 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
         ";",
         *unset,
         "@purplemux_name",
+        ";",
+        *unset,
+        "@purplemux_agent",
     ]
 
 

@@ -30,11 +30,13 @@ def install_summary(result: Any, settings: Settings, installed: bool) -> str:
 
 
 def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
-    """The status table: state, name, pane, time in state, what it waits for / does / said, and
+    """The status table: state, name, agent, pane, time in state, what it waits for / does / said, and
     mode, context, cost and background tasks."""
     if not sessions:
         return "no sessions\n"
-    rows: list[tuple[str, ...]] = [("STATE", "NAME", "PANE", "FOR", "DETAIL", "FACTS", "ID")]
+    rows: list[tuple[str, ...]] = [
+        ("STATE", "NAME", "AGENT", "PANE", "FOR", "DETAIL", "FACTS", "ID")
+    ]
     colours = [""]
     for s in sessions:
         v = s["view"]  # what purplemux.present decided a person reads about it
@@ -44,6 +46,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             (
                 clean(v["label"]) + (" (ended)" if v["ended"] else ""),
                 clean(v["name"]),
+                clean(v.get("agent_label") or "Claude"),  # a host of an older version: Claude
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
                 clean(v["reason"])[:60],

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 OPTION = "@purplemux_state"
 NAME_OPTION = "@purplemux_name"
+AGENT_OPTION = "@purplemux_agent"
+"""The session's agent ("claude", "codex"): `#{@purplemux_agent}` in a format marks it."""
 """The session's name (control characters removed); set and cleared with the state."""
 TMUX_TIMEOUT = 2.0
 """Seconds one tmux call may take; a wedged server must not hold the other panes back."""
@@ -61,28 +63,31 @@ PaneKey = tuple[str | None, str]
 """(tmux socket or None for the default server, pane id)."""
 Runner = Callable[[str | None, list[Command]], Awaitable[bool]]
 """Runs tmux commands on one server (socket, commands); True when tmux accepted them all."""
-Mark = tuple[str, str]
-"""(state, name) shown on a pane."""
+Mark = tuple[str, str, str]
+"""(state, name, agent) shown on a pane."""
 
 
-def mark_commands(pane: str, state: str | None, name: str = "") -> list[Command]:
-    """The two tmux commands that set (or, for None, unset) the state and name options on one
+def mark_commands(pane: str, state: str | None, name: str = "", agent: str = "") -> list[Command]:
+    """The tmux commands that set (or, for None, unset) the state, name and agent options on one
     pane. Kept apart, never joined by hand: a value is never read as a separator."""
+    unset = ["set-option", "-p", "-u", "-t", pane]
     if state is None:
-        unset = ["set-option", "-p", "-u", "-t", pane]
-        return [[*unset, OPTION], [*unset, NAME_OPTION]]
+        return [[*unset, OPTION], [*unset, NAME_OPTION], [*unset, AGENT_OPTION]]
     label = plain(name)
     second = (
-        ["set-option", "-p", "-t", pane, NAME_OPTION, label]
-        if label
-        else ["set-option", "-p", "-u", "-t", pane, NAME_OPTION]
+        ["set-option", "-p", "-t", pane, NAME_OPTION, label] if label else [*unset, NAME_OPTION]
     )
-    return [["set-option", "-p", "-t", pane, OPTION, state], second]
+    third = (
+        ["set-option", "-p", "-t", pane, AGENT_OPTION, agent] if agent else [*unset, AGENT_OPTION]
+    )
+    return [["set-option", "-p", "-t", pane, OPTION, state], second, third]
 
 
-def tmux_args(socket: str | None, pane: str, state: str | None, name: str = "") -> list[str]:
+def tmux_args(
+    socket: str | None, pane: str, state: str | None, name: str = "", agent: str = ""
+) -> list[str]:
     """The same as one tmux process's argv (the commands joined by tmux's `;`)."""
-    return [*base_args(socket), *command_line(mark_commands(pane, state, name))]
+    return [*base_args(socket), *command_line(mark_commands(pane, state, name, agent))]
 
 
 class ProcessRunner:
@@ -127,7 +132,7 @@ class PaneMarker:
         else:
             self._owner[key] = session.id
             view = present(session)
-            self._pending[key] = (view.state, view.name)
+            self._pending[key] = (view.state, view.name, view.agent)
         self._wake.set()
 
     async def run(self) -> None:
@@ -139,9 +144,9 @@ class PaneMarker:
             for key, mark in batch.items():
                 if mark is not None and self._applied.get(key) == mark:
                     continue  # a tool update in the same state: tmux already shows it
-                state, name = mark if mark is not None else (None, "")
+                state, name, agent = mark if mark is not None else (None, "", "")
                 try:
-                    ok = await self._runner(key[0], mark_commands(key[1], state, name))
+                    ok = await self._runner(key[0], mark_commands(key[1], state, name, agent))
                 except Exception as exc:
                     self._failures.log(
                         type(exc).__name__,

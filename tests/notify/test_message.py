@@ -28,7 +28,7 @@ def test_needs_input_says_name_what_is_needed_and_the_command() -> None:
         pending_tool=PendingTool("Bash", "d1"),
     )
     assert push_payload(s) == {
-        "title": "api-server · needs your approval: Bash rm -rf build && make",
+        "title": "Claude · api-server · needs your approval: Bash rm -rf build && make",
         "body": "tmux session work · pane %7 · /home/u/api-server/",
         "tag": "purplemux-abc",
         "session_id": "abc",
@@ -38,7 +38,7 @@ def test_needs_input_says_name_what_is_needed_and_the_command() -> None:
     assert urgency_for(s.state) == "high"
     # Claude's own name wins over the folder.
     assert title(replace(s, title="fix-the-build")).startswith(
-        "fix-the-build · needs your approval"
+        "Claude · fix-the-build · needs your approval"
     )
 
 
@@ -47,39 +47,39 @@ def test_needs_input_kinds() -> None:
     question = replace(
         base, waiting_for="Which colour?", pending_tool=PendingTool("AskUserQuestion", "q")
     )
-    assert title(question) == "api · needs your answer: Which colour?"
-    assert title(replace(base, waiting_for="a question")) == "api · needs your answer"
+    assert title(question) == "Claude · api · needs your answer: Which colour?"
+    assert title(replace(base, waiting_for="a question")) == "Claude · api · needs your answer"
     # 2.1.332's auto-mode approval: only the session file tells, PreToolUse named the tool.
     auto = replace(base, waiting_for="Bash: touch x", current_tool="Bash: touch x")
-    assert title(auto) == "api · needs your approval: Bash touch x"
-    assert title(replace(base, waiting_for="permission prompt")) == "api · needs your approval"
+    assert title(auto) == "Claude · api · needs your approval: Bash touch x"
+    assert title(replace(base, waiting_for="permission prompt")) == "Claude · api · needs your approval"
     dialog = replace(base, waiting_for=WAITING_FOR["dialog open"])
-    assert title(dialog) == "api · needs your choice: auto mode can't check this action"
-    assert title(base) == "api · needs your input"
+    assert title(dialog) == "Claude · api · needs your choice: auto mode can't check this action"
+    assert title(base) == "Claude · api · needs your input"
     assert body(base) == "/w/api"
 
 
 def test_review_says_finished_and_the_tasks_still_running() -> None:
     s = Session(id="abc", state=State.REVIEW, cwd="/w/api", snippet="Done. I renamed the module.")
-    assert push_payload(s)["title"] == "api · review: finished"
+    assert push_payload(s)["title"] == "Claude · api · review: finished"
     assert push_payload(s)["body"] == "Done. I renamed the module."
     task = BackgroundTask("b1", "shell", "background job")
     running = replace(s, background_tasks=(task,))
-    assert push_payload(running)["title"] == "api · review: finished · 1 task still running"
+    assert push_payload(running)["title"] == "Claude · api · review: finished · 1 task still running"
     failed = Session(
         id="abc", state=State.REVIEW, cwd="/w/api", snippet="partial", error="overloaded"
     )
-    assert push_payload(failed)["title"] == "api · failed: overloaded"
+    assert push_payload(failed)["title"] == "Claude · api · failed: overloaded"
     assert push_payload(failed)["body"] == "partial"
     why = replace(failed, error_kind="server_error", snippet="overloaded")
-    assert push_payload(why)["title"] == "api · failed (overloaded or failing API): overloaded"
+    assert push_payload(why)["title"] == "Claude · api · failed (overloaded or failing API): overloaded"
     assert push_payload(why)["body"] == "/w/api"  # the snippet is the error itself
     assert urgency_for(State.REVIEW) == "normal"
 
 
 def test_without_a_name_or_folder_the_id_names_it_as_in_the_json() -> None:
     s = Session(id="0123456789", state=State.REVIEW)
-    assert push_payload(s)["title"] == "session 01234567 · review: finished"
+    assert push_payload(s)["title"] == "Claude · session 01234567 · review: finished"
     assert s.to_json()["name"] == present(s).name == "session 01234567"
 
 
@@ -92,7 +92,7 @@ def test_the_title_keeps_the_need_and_cuts_a_long_command() -> None:
         pending_tool=PendingTool("Bash", "d"),
     )
     got = title(s)
-    assert got.startswith("api · needs your approval: Bash x x") and got.endswith("…")
+    assert got.startswith("Claude · api · needs your approval: Bash x x") and got.endswith("…")
     assert len(got) <= TITLE_LIMIT
 
 

@@ -95,7 +95,7 @@ def test_push_message_shows_a_notification(web_page: Page, site: Site) -> None:
 
     [shown] = poll(web_page, lambda: web_page.evaluate(NOTIFICATIONS))
     assert shown == {
-        "title": 'shop · needs your approval: Bash git push --force "origin"',
+        "title": 'Claude · shop · needs your approval: Bash git push --force "origin"',
         "body": "pane %4 · /home/dev/shop",
         "tag": "purplemux-sess-9",
         "data": {"url": "/#session-sess-9", "session_id": "sess-9"},

@@ -49,6 +49,11 @@ export function fillRow(row, v, now) {
   const project = slot(row, "project");
   setText(project, v.name);
   project.title = v.folder;
+  const agent = slot(row, "agent");
+  if (agent) {
+    setText(agent, v.agent_label || "Claude");
+    if (agent.dataset.agent !== v.agent) agent.dataset.agent = v.agent || "claude";
+  }
   const pane = slot(row, "pane");
   setText(pane, v.pane);
   show(pane, Boolean(v.pane));
