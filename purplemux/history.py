@@ -429,6 +429,8 @@ class Summary:
     until: float
     total: Totals
     sessions: dict[str, Totals]
+    agents: dict[str, Totals] = field(default_factory=dict)
+    """The same totals per agent ("claude", "codex") of the sessions in the period."""
 
     def to_json(self, describe: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
         """The JSON shape; `describe` adds each session's own fields (project, tmux...)."""
@@ -439,10 +441,15 @@ class Summary:
                 self.sessions.items(), key=lambda kv: (-kv[1].waited_on_you_s, kv[0])
             )
         ]
+        per_agent = {
+            agent: {"sessions": sum(1 for r in rows if r.get("agent") == agent), **t.to_json()}
+            for agent, t in sorted(self.agents.items())
+        }
         return {
             "since": self.since,
             "until": self.until,
             "totals": {"sessions": len(rows), **self.total.to_json()},
+            "agents": per_agent,
             "sessions": rows,
         }
 
@@ -451,12 +458,14 @@ def summarize(replays: Mapping[str, Replay], since: float, until: float, now: fl
     """Totals over [since, until) for every session, and their sum."""
     total = Totals()
     per: dict[str, Totals] = {}
+    agents: dict[str, Totals] = {}
     for sid, r in replays.items():
         t = totals(r, since, until, now)
         if t.active:
             per[sid] = t
             total.add(t)
-    return Summary(since, until, total, per)
+            agents.setdefault(r.session.agent, Totals()).add(t)
+    return Summary(since, until, total, per, agents)
 
 
 def _at(series: Sequence[tuple[float, Any]], times: list[float], at: float, default: Any) -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from purplemux.model import AGENT_LABELS
 from purplemux.termtext import clean
 from purplemux.timefmt import duration
 
@@ -45,15 +46,43 @@ def _iso(raw: str) -> float:
     return datetime.fromisoformat(raw.replace(" ", "T")).timestamp()
 
 
-def headline(totals: Mapping[str, Any]) -> str:
-    """ "Claude waited on you 1h 12m — 14 prompts, median answer 38s"."""
-    text = f"Claude waited on you {duration(float(totals.get('waited_on_you_s') or 0))}"
-    n = int(totals.get("prompts") or 0)
-    if not n:
+def waited(
+    waited_s: float,
+    prompts: int,
+    median_s: float | None,
+    agents: Mapping[str, float] | None = None,
+    when: str = "",
+) -> str:
+    """ "Claude waited on you 1h 12m today — 14 prompts, median answer 38s"; with several
+    agents: "Your agents waited on you 1h 12m today (Claude 40m, Codex 32m) — …".
+    `agents`: each agent's own wait (its name as sessions carry it)."""
+    agents = agents or {}
+    when = f" {when}" if when else ""
+    if len(agents) > 1:
+        each = ", ".join(
+            f"{AGENT_LABELS.get(a, a)} {duration(w)}"
+            for a, w in sorted(agents.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        text = f"Your agents waited on you {duration(waited_s)}{when} ({each})"
+    else:
+        who = AGENT_LABELS.get(next(iter(agents), "claude"), "Claude")
+        text = f"{who} waited on you {duration(waited_s)}{when}"
+    if not prompts:
         return text + " — no prompts"
-    text += f" — {n} prompt{'s' if n != 1 else ''}"
+    text += f" — {prompts} prompt{'s' if prompts != 1 else ''}"
+    return text + (f", median answer {duration(median_s)}" if median_s is not None else "")
+
+
+def headline(data: Mapping[str, Any]) -> str:
+    """The headline of a summary's JSON (`/api/summary`): its totals and its agents'."""
+    totals = data.get("totals") or {}
     median = totals.get("answer_median_s")
-    return text + (f", median answer {duration(float(median))}" if median is not None else "")
+    return waited(
+        float(totals.get("waited_on_you_s") or 0),
+        int(totals.get("prompts") or 0),
+        float(median) if median is not None else None,
+        {a: float(t.get("waited_on_you_s") or 0) for a, t in (data.get("agents") or {}).items()},
+    )
 
 
 def _tokens(t: Mapping[str, Any] | None) -> str:
@@ -81,11 +110,11 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
     since = datetime.fromtimestamp(float(data["since"])).strftime("%Y-%m-%d %H:%M")
     until = datetime.fromtimestamp(float(data["until"])).strftime("%Y-%m-%d %H:%M")
     totals = data["totals"]
-    lines = [f"{since} → {until}", headline(totals), ""]
+    lines = [f"{since} → {until}", headline(data), ""]
     sessions = data.get("sessions") or []
     if not sessions:
         return "\n".join([*lines[:2], "no sessions in this period"]) + "\n"
-    head = ["SESSION", "PANE", "WAITED", "PROMPTS", "MEDIAN", *(s.upper() for s in STATES)]
+    head = ["SESSION", "AGENT", "PANE", "WAITED", "PROMPTS", "MEDIAN", *(s.upper() for s in STATES)]
     head += ["TOKENS", "COST", "ID"]
     rows: list[list[str]] = []
     total_row = {**totals, "id": "", "project": "total", "tmux": None}
@@ -95,6 +124,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
         rows.append(
             [
                 clean(s.get("project") or str(s["id"])[:8])[:32],
+                clean(AGENT_LABELS.get(str(s.get("agent")), "")) if s["id"] else "",
                 clean(pane)[:8],
                 _secs(s.get("waited_on_you_s")),
                 str(s.get("prompts") or 0),
@@ -106,7 +136,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
             ]
         )
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    numeric = set(range(2, len(head) - 1))
+    numeric = set(range(3, len(head) - 1))
 
     def fmt(row: list[str], n: int) -> str:
         cells = [
@@ -116,7 +146,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
             if n == 0:
                 cells = [f"{BOLD}{c}{RESET}" for c in cells]
             else:
-                for i, state in enumerate(STATES, start=5):
+                for i, state in enumerate(STATES, start=6):
                     if row[i] != "-" and state in colours:
                         cells[i] = f"{colours[state]}{cells[i]}{RESET}"
                 if n == len(rows):

@@ -173,12 +173,29 @@ def test_report_prints_the_summary_as_a_table(
     lines = text.splitlines()
     assert lines[1].startswith("Claude waited on you ") and "1 prompt" in lines[1]
     head = lines[3].split()
-    assert head[:5] == ["SESSION", "PANE", "WAITED", "PROMPTS", "MEDIAN"]
+    assert head[:6] == ["SESSION", "AGENT", "PANE", "WAITED", "PROMPTS", "MEDIAN"]
     rows = {line.split()[0]: line.split() for line in lines[4:]}
-    assert rows["evilname"][1] == "%3"  # the whole escape sequence is gone, the text stays
-    assert rows["evilname"][3] == "1"
-    assert rows["quiet"][3] == "0"
-    assert rows["total"][3] == "1"
+    assert rows["evilname"][1:3] == ["Claude", "%3"]  # the escape sequence is gone, the text stays
+    assert rows["evilname"][4] == "1"
+    assert rows["quiet"][4] == "0"
+
+    # A Codex session waiting too: the headline names each agent's wait, the rows their agent.
+    hook(daemon, "cx-1", "UserPromptSubmit", agent="codex", cwd="/w/codexy", prompt="go")
+    hook(daemon, "cx-1", "PermissionRequest", agent="codex", cwd="/w/codexy", **TOOL)
+    wait_state(daemon, "cx-1", "needs-input")
+    out = io.StringIO()
+    assert main(["report", "--since", "1h"], out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[1].startswith("Your agents waited on you "), lines[1]
+    each = lines[1].split("(", 1)[1].split(")", 1)[0]
+    assert sorted(part.split()[0] for part in each.split(", ")) == ["Claude", "Codex"]
+    rows = {line.split()[0]: line.split() for line in lines[4:]}
+    assert rows["codexy"][1:3] == ["Codex", "-"]  # no pane: Codex hooks never name one
+    assert main(["report", "--json"], out=(out := io.StringIO())) == 0
+    agents = json.loads(out.getvalue())["agents"]
+    assert set(agents) == {"claude", "codex"}, agents
+    assert agents["codex"]["prompts"] == 1, agents
+    assert rows["total"][3] == "2"  # (its AGENT cell is empty) one prompt of each agent
 
     tty = Tty()
     assert main(["report"], out=tty) == 0

@@ -30,8 +30,8 @@ def install_summary(result: Any, settings: Settings, installed: bool) -> str:
 
 
 def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:
-    """The status table: state, name, agent, pane, time in state, what it waits for / does / said, and
-    mode, context, cost and background tasks."""
+    """The status table: state, name, agent, pane, time in state, what it waits for / does /
+    said, and mode, context, cost and background tasks."""
     if not sessions:
         return "no sessions\n"
     rows: list[tuple[str, ...]] = [

@@ -33,6 +33,7 @@ from purplemux.model import Session, State
 from purplemux.paths import web_dir
 from purplemux.present import look as present_look
 from purplemux.present import present
+from purplemux.report import waited
 from purplemux.server import page
 from purplemux.server.runtime import Runtime, current_runtime, is_authenticated, require_auth
 from purplemux.server.runtime import runtime as runtime_of
@@ -151,7 +152,7 @@ def describe(sessions: Mapping[str, Session]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for sid, session in sessions.items():
         s = session.to_json()
-        out[sid] = {k: s.get(k) for k in ("project", "cwd", "tmux", "state", "ended")}
+        out[sid] = {k: s.get(k) for k in ("project", "cwd", "tmux", "state", "ended", "agent")}
     return out
 
 
@@ -289,14 +290,9 @@ def _hour_ceil(t: float, lo: float, hi: float) -> float:
 
 
 def headline(s: Summary, when: str) -> str:
-    """ "Claude waited on you 1h 12m today — 14 prompts, median answer 38s"."""
-    text = f"Claude waited on you {duration(s.total.waited_on_you_s)} {when}"
-    n = s.total.prompts
-    if not n:
-        return text + " — no prompts"
-    text += f" — {n} prompt{'s' if n != 1 else ''}"
-    median = s.total.answer_median_s
-    return text + (f", median answer {duration(median)}" if median is not None else "")
+    """ "Claude waited on you 1h 12m today — 14 prompts, median answer 38s" (report.waited)."""
+    agents = {a: t.waited_on_you_s for a, t in s.agents.items()}
+    return waited(s.total.waited_on_you_s, s.total.prompts, s.total.answer_median_s, agents, when)
 
 
 def _when(day: date, today: date) -> str:

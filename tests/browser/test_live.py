@@ -247,7 +247,8 @@ def test_an_unfocused_page_notifies_entries_into_attention(page: Page, daemon: D
     poll(page, lambda: bool(page.evaluate("window.__notes")))
     notes = page.evaluate("window.__notes")
     assert len(notes) == 1  # the review that was there before the page opened is not news
-    assert notes[0]["title"] == f"Claude · asker · needs your approval: Bash {PROMPT_TOOL['command']}"
+    wants = f"Claude · asker · needs your approval: Bash {PROMPT_TOOL['command']}"
+    assert notes[0]["title"] == wants
     assert notes[0]["tag"] == "purplemux-ask"
     assert notes[0]["body"].startswith("pane %2")
     hook(

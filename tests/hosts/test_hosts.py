@@ -217,7 +217,8 @@ def test_a_remote_entry_notifies_once_and_never_again_on_a_reconnect(
     wait_for(lambda: record.exists() and record.read_text(), timeout=15)
     lines = record.read_text().splitlines()
     assert len(lines) == 1 and "remote-proj" in lines[0]
-    assert lines[0].startswith("Claude · remote-proj · review: finished on alpha|"), lines  # names the host
+    # It names the host.
+    assert lines[0].startswith("Claude · remote-proj · review: finished on alpha|"), lines
     # Redis loses everything; alpha republishes, bravo reloads: the same entry, no new notice.
     redis.kill()
     wait_for(lambda: health(b)["broker"]["state"] == "down", timeout=15)

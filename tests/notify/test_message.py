@@ -52,7 +52,8 @@ def test_needs_input_kinds() -> None:
     # 2.1.332's auto-mode approval: only the session file tells, PreToolUse named the tool.
     auto = replace(base, waiting_for="Bash: touch x", current_tool="Bash: touch x")
     assert title(auto) == "Claude · api · needs your approval: Bash touch x"
-    assert title(replace(base, waiting_for="permission prompt")) == "Claude · api · needs your approval"
+    generic = replace(base, waiting_for="permission prompt")
+    assert title(generic) == "Claude · api · needs your approval"
     dialog = replace(base, waiting_for=WAITING_FOR["dialog open"])
     assert title(dialog) == "Claude · api · needs your choice: auto mode can't check this action"
     assert title(base) == "Claude · api · needs your input"
@@ -65,7 +66,8 @@ def test_review_says_finished_and_the_tasks_still_running() -> None:
     assert push_payload(s)["body"] == "Done. I renamed the module."
     task = BackgroundTask("b1", "shell", "background job")
     running = replace(s, background_tasks=(task,))
-    assert push_payload(running)["title"] == "Claude · api · review: finished · 1 task still running"
+    wants = "Claude · api · review: finished · 1 task still running"
+    assert push_payload(running)["title"] == wants
     failed = Session(
         id="abc", state=State.REVIEW, cwd="/w/api", snippet="partial", error="overloaded"
     )

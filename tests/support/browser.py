@@ -17,9 +17,15 @@ PROMPT_TOOL = {"command": "rm -rf build && make deploy"}
 
 
 def hook(
-    daemon: Daemon, sid: str, name: str, pane: str = "%0", cwd: str = "/w/proj", **extra: Any
+    daemon: Daemon,
+    sid: str,
+    name: str,
+    pane: str = "%0",
+    cwd: str = "/w/proj",
+    agent: str | None = None,
+    **extra: Any,
 ) -> float:
-    """One hook call as Claude makes it; returns the script's wall time."""
+    """One hook call as Claude (or `agent`: "codex") makes it; returns the script's wall time."""
     payload = {
         "session_id": sid,
         "hook_event_name": name,
@@ -27,7 +33,7 @@ def hook(
         "transcript_path": f"/w/.claude/{sid}.jsonl",
         **extra,
     }
-    return run_hook(daemon.home, payload, pane)
+    return run_hook(daemon.home, payload, pane, agent=agent)
 
 
 def wait_state(daemon: Daemon, sid: str, state: str, **fields: Any) -> dict[str, Any]:

@@ -35,15 +35,18 @@ def run_hook(
     pane: str = "%0",
     tmux: str = "/tmp/tmux-test/default,1,0",
     path: str | None = None,
+    agent: str | None = None,
 ) -> float:
     """Run the installed hook script as Claude would; return its wall time in seconds. `path`:
-    its PATH (e.g. a fake command first, see fake_command)."""
+    its PATH (e.g. a fake command first, see fake_command); `agent`: the PURPLEMUX_AGENT the
+    installer puts in the agent's command (Codex: "codex")."""
     env = {
         "PATH": path or os.environ["PATH"],
         "HOME": str(home.parent),
         "PURPLEMUX_HOME": str(home),
         "TMUX_PANE": pane,
         "TMUX": tmux,
+        **({"PURPLEMUX_AGENT": agent} if agent else {}),
     }
     start = time.perf_counter()
     out = subprocess.run(
@@ -59,11 +62,14 @@ def run_hook(
     return took
 
 
-def hook(d: Daemon, sid: str, name: str, pane: str = "%0", **extra: Any) -> dict[str, Any]:
-    """Send one hook event through the script; wait until the daemon has stored it."""
+def hook(
+    d: Daemon, sid: str, name: str, pane: str = "%0", agent: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Send one hook event through the script (as `agent`'s hook: Claude's by default); wait
+    until the daemon has stored it."""
     before = len(d.api("GET", f"/api/sessions/{sid}/events")["events"]) if d.session(sid) else 0
     payload = {"session_id": sid, "hook_event_name": name, "cwd": f"/w/{sid}", **extra}
-    run_hook(d.home, payload, pane)
+    run_hook(d.home, payload, pane, agent=agent)
 
     def stored() -> dict[str, Any] | None:
         if d.session(sid) is None:
