@@ -131,7 +131,8 @@ def test_cli_peek_answer_and_jump(
         out = io.StringIO()
         assert main(["peek", "cli-1"], out=out) == 0
         shown = out.getvalue()
-        assert shown.startswith("Claude · proj · needs your approval: Bash touch b.txt\n")  # the view
+        # The view's headline first.
+        assert shown.startswith("Claude · proj · needs your approval: Bash touch b.txt\n")
         assert "Do you want to proceed?" in shown
         assert "[permission] Bash command: touch b.txt" in shown
         assert "\u276f Yes" in shown and "prompt id p-" in shown

@@ -185,7 +185,7 @@ HOOK_CASES: list[tuple[str, dict[str, str], bytes]] = [
     ("wrong token", {"Authorization": "Bearer wrong"}, b"{}"),
     ("not JSON", {}, b"\xff\xfe\x00garbage"),
     ("too deep", {}, b"[" * 100000 + b"]" * 100000),
-    ("too large", {}, b'{"x": [' + b"1," * (1024 * 1024) + b'1]}'),  # nothing long to cut
+    ("too large", {}, b'{"x": [' + b"1," * (1024 * 1024) + b"1]}"),  # nothing long to cut
     ("not an object", {}, b"[1, 2]"),
     ("no session id", {}, b'{"hook_event_name": "Stop"}'),
     ("stored", {"X-Purplemux-Event-Id": "same-id"}, PROMPT),

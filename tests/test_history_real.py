@@ -191,7 +191,8 @@ def test_report_prints_the_summary_as_a_table(
     assert sorted(part.split()[0] for part in each.split(", ")) == ["Claude", "Codex"]
     rows = {line.split()[0]: line.split() for line in lines[4:]}
     assert rows["codexy"][1:3] == ["Codex", "-"]  # no pane: Codex hooks never name one
-    assert main(["report", "--json"], out=(out := io.StringIO())) == 0
+    out = io.StringIO()
+    assert main(["report", "--json"], out=out) == 0
     agents = json.loads(out.getvalue())["agents"]
     assert set(agents) == {"claude", "codex"}, agents
     assert agents["codex"]["prompts"] == 1, agents

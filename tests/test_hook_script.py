@@ -26,6 +26,7 @@ DASH = shutil.which("dash") or "/usr/bin/dash"
 TMUX = "/tmp/tmux-1000/my \"odd\" 'sock' name,4242,0"
 PANE = "%7"
 
+
 @dataclass
 class Run:
     returncode: int

@@ -64,4 +64,3 @@ def test_a_part_that_turns_its_cancellation_into_an_error_is_not_run_again(
         "converts ended with RuntimeError while stopping" in r.getMessage() for r in caplog.records
     )
     assert not any("converts crashed" in r.getMessage() for r in caplog.records)
-

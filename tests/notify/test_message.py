@@ -74,7 +74,8 @@ def test_review_says_finished_and_the_tasks_still_running() -> None:
     assert push_payload(failed)["title"] == "Claude · api · failed: overloaded"
     assert push_payload(failed)["body"] == "partial"
     why = replace(failed, error_kind="server_error", snippet="overloaded")
-    assert push_payload(why)["title"] == "Claude · api · failed (overloaded or failing API): overloaded"
+    failing = "Claude · api · failed (overloaded or failing API): overloaded"
+    assert push_payload(why)["title"] == failing
     assert push_payload(why)["body"] == "/w/api"  # the snippet is the error itself
     assert urgency_for(State.REVIEW) == "normal"
 

@@ -81,7 +81,8 @@ def test_one_push_per_entry_naming_the_project_and_the_ask(
     hook(daemon, "p1", "PermissionRequest", tool_name="Bash", tool_input=tool)
     (first,) = pushes(service, sub, 1)
     assert first["state"] == "needs-input"
-    assert first["title"] == "Claude · shop-api · needs your approval: Bash kubectl apply -f prod.yaml"
+    wants = "Claude · shop-api · needs your approval: Bash kubectl apply -f prod.yaml"
+    assert first["title"] == wants
     assert "pane %7" in first["body"]
     assert service.for_subscription(sub)[0].headers.get("urgency") == "high"
     # The late permission Notification for the same dialog pushes nothing; the end of the turn does.

@@ -75,7 +75,8 @@ async def test_needs_input_decrypts_to_the_payload_with_high_urgency(
     assert service.errors == []
     assert report.delivered == (sub.endpoint,) and report.ok
     [delivery] = service.for_subscription(sub)
-    assert delivery.json["title"] == "Claude · shop · needs your approval: Bash npm run deploy --prod"
+    wants = "Claude · shop · needs your approval: Bash npm run deploy --prod"
+    assert delivery.json["title"] == wants
     assert delivery.json["body"] == "tmux session work · pane %3 · /home/dev/projects/shop"
     assert delivery.json["session_id"] == "sess-1"
     assert delivery.json["tag"] == "purplemux-sess-1"
