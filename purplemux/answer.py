@@ -1,11 +1,13 @@
 """Read the prompt in a session's pane and answer exactly it, by label (tmux keys).
 
-The rules (claude-code.md):
+The rules (claude-code.md, codex.md), for every agent; what differs (how its prompts look, the
+keys that answer them, how long a dialog ignores keys) is the agent's (agents/base.py):
 - Answer only a session in needs-input, in a pane whose program in front is that session's
-  Claude (not any program that prints a look-alike dialog).
+  agent (not any program that prints a look-alike dialog).
 - Answer only the prompt the user saw: its id must be the one on screen now, or nothing is typed.
 - Never answer a prompt with two readings (`Prompt.ambiguous`, see prompts.py): 409.
-- Pick an option by its label. A numbered permission dialog: press the option's digit, which
+- Pick an option by its label. An option that shows its key (Codex: "Yes, proceed (y)"): press
+  that key. A numbered permission dialog: press the option's digit, which
   selects and confirms it at once (2.1.197 and 2.1.332), whatever the marker shows. Otherwise
   (questions, auto mode's unnumbered approval): read the one validated selection marker, move
   it with arrow keys, check it moved, then Enter. Auto mode's approval lists "No" first;
@@ -13,7 +15,8 @@ The rules (claude-code.md):
 - Free text is one line of printable characters: any control character (C0 including TAB,
   DEL, C1) is refused with 422, nothing typed (a CR or Ctrl-C would act in the pane).
 - Claude 2.1.332 drops keys sent within about a second of a dialog appearing: wait until the
-  dialog has been on screen GUARD seconds (counted from when the daemon first saw it).
+  dialog has been on screen the agent's `key_guard` (1.5 s; counted from when the daemon first
+  saw it). Codex has no guard.
 - Afterwards, check that the dialog went.
 """
 
@@ -29,13 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from purplemux import tmux
-from purplemux.agents.claude.process import is_claude
+from purplemux.agents import registry
+from purplemux.agents.base import Agent
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.procinfo import ProcInfo, proc_name, read_proc
-from purplemux.prompts import Context, Prompt, context_of, recognise
+from purplemux.prompts import Context, Prompt, context_of
 
-GUARD = 1.5
-"""Seconds a dialog must have been on screen before keys reach it."""
 MOVE_TIMEOUT = 2.0
 """Seconds to wait for the selection marker to move after an arrow key."""
 CONFIRM_TIMEOUT = 6.0
@@ -118,7 +120,7 @@ class Screen:
 Capture = Callable[[TmuxLocation], Awaitable[str]]
 Keys = Callable[[TmuxLocation, tuple[str, ...]], Awaitable[None]]
 Text = Callable[[TmuxLocation, str], Awaitable[None]]
-InFront = Callable[[TmuxLocation, int | None], Awaitable[str | None]]
+InFront = Callable[[TmuxLocation, int | None, Agent], Awaitable[str | None]]
 
 
 async def _send_keys(loc: TmuxLocation, keys: tuple[str, ...]) -> None:
@@ -138,9 +140,10 @@ def _proc(pid: int) -> tuple[ProcInfo, int, int] | None:
     return ProcInfo(pid, int(fields[1]), name, args, 0.0), int(fields[2]), int(fields[5])
 
 
-async def claude_in_front(loc: TmuxLocation, claude_pid: int | None) -> str | None:
+async def agent_in_front(loc: TmuxLocation, agent_pid: int | None, agent: Agent) -> str | None:
     """None when the program in front in the pane (its terminal's foreground process group) is
-    the session's Claude (`claude_pid` when known, else a Claude Code CLI); else why not."""
+    the session's agent (its process `agent_pid` when known, else the agent's program); else
+    why not."""
     try:
         out = await tmux.run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_pid}")
     except tmux.TmuxError as exc:
@@ -152,17 +155,18 @@ async def claude_in_front(loc: TmuxLocation, claude_pid: int | None) -> str | No
     if pane is None or pane[2] <= 0:
         return "cannot tell which program is in front in that pane"
     front = pane[2]
-    if claude_pid is not None:
-        mine = _proc(claude_pid)
+    if agent_pid is not None:
+        mine = _proc(agent_pid)
         if mine is None or mine[1] != front:
             return (
-                f"the session's Claude (pid {claude_pid}) is not the program in front in that pane"
+                f"the session's {agent.label} (pid {agent_pid}) is not the program in front"
+                " in that pane"
             )
         return None
     leader = _proc(front)
-    if leader is None or not is_claude(leader[0]):
+    if leader is None or not agent.is_tui(leader[0]):
         name = leader[0].name if leader else "?"
-        return f"the program in front in that pane is not Claude ({name})"
+        return f"the program in front in that pane is not {agent.label} ({name})"
     return None
 
 
@@ -176,10 +180,11 @@ class Desk:
     capture: Capture = tmux.capture
     keys: Keys = _send_keys
     type_text: Text = tmux.send_text
-    in_front: InFront = claude_in_front
+    in_front: InFront = agent_in_front
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    guard: float = GUARD
+    guard: float | None = None
+    """Seconds a new dialog ignores keys; None: the session's agent says (Claude 1.5 s)."""
     _seen: OrderedDict[str, float] = field(default_factory=OrderedDict)
     _locks: dict[tuple[str | None, str], asyncio.Lock] = field(default_factory=dict)
 
@@ -196,7 +201,7 @@ class Desk:
         """The pane's text and the prompt on it (AnswerError 409 when there is no pane)."""
         loc = pane_of(session)
         text = await self._capture(loc)
-        prompt = recognise(text, context_of(session))
+        prompt = registry.get(session.agent).recognise(text, context_of(session))
         if prompt is not None:
             self.first_seen(prompt)
         return Screen(text, prompt, time.time())
@@ -222,16 +227,40 @@ class Desk:
                 409,
                 f"the session is {session.state.value}, not needs-input: nothing was typed",
             )
+        agent = registry.get(session.agent)
         lock = self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
         async with lock:
-            why = await self.in_front(loc, session.pid)
+            why = await self.in_front(loc, session.pid, agent)
             if why is not None:
                 raise AnswerError(409, f"{why}: nothing was typed")
-            return await self._answer(loc, ctx, prompt_id, choice)
+            return await _Answering(self, agent, loc, ctx).answer(prompt_id, choice)
+
+
+@dataclass
+class _Answering:
+    """One answer on one pane, read with its agent's eyes."""
+
+    desk: Desk
+    agent: Agent
+    loc: TmuxLocation
+    ctx: Context
+
+    def recognise(self, text: str) -> Prompt | None:
+        prompt: Prompt | None = self.agent.recognise(text, self.ctx)
+        return prompt
+
+    async def _capture(self, loc: TmuxLocation) -> str:
+        return await self.desk._capture(loc)
+
+    async def _press(self, loc: TmuxLocation, *keys: str) -> None:
+        await self.desk._press(loc, *keys)
+
+    async def answer(self, prompt_id: str, choice: Choice) -> Answered:
+        return await self._answer(self.loc, self.ctx, prompt_id, choice)
 
     async def _current(self, loc: TmuxLocation, ctx: Context, prompt_id: str) -> tuple[str, Prompt]:
         text = await self._capture(loc)
-        prompt = recognise(text, ctx)
+        prompt = self.recognise(text)
         if prompt is None:
             raise AnswerError(409, "nothing is asked in that pane now: nothing was typed")
         if prompt.id != prompt_id:
@@ -254,9 +283,11 @@ class Desk:
     ) -> Answered:
         _, prompt = await self._current(loc, ctx, prompt_id)
         target = _target(prompt, choice)
-        wait = self.first_seen(prompt) + self.guard - self.clock()
+        desk = self.desk
+        guard = desk.guard if desk.guard is not None else self.agent.key_guard
+        wait = desk.first_seen(prompt) + guard - desk.clock()
         if wait > 0:
-            await self.sleep(wait)
+            await desk.sleep(wait)
             _, prompt = await self._current(loc, ctx, prompt_id)
         typed: list[str] = []
         if choice.cancel:
@@ -313,37 +344,37 @@ class Desk:
 
     async def _type(self, loc: TmuxLocation, text: str) -> None:
         try:
-            await self.type_text(loc, text)
+            await self.desk.type_text(loc, text)
         except tmux.TmuxError as exc:
             raise AnswerError(502, f"tmux refused the text: {exc}") from None
         # Enter right after a burst of typing can be taken as part of a paste: wait for the text.
         needle = " ".join(text.split())[-30:]
-        deadline = self.clock() + MOVE_TIMEOUT
-        while self.clock() < deadline:
+        deadline = self.desk.clock() + MOVE_TIMEOUT
+        while self.desk.clock() < deadline:
             if needle in " ".join((await self._capture(loc)).split()):
                 return
-            await self.sleep(POLL)
+            await self.desk.sleep(POLL)
 
     async def _poll(
         self, loc: TmuxLocation, ctx: Context, done: Callable[[Prompt | None], bool]
     ) -> Prompt | None:
-        deadline = self.clock() + MOVE_TIMEOUT
+        deadline = self.desk.clock() + MOVE_TIMEOUT
         while True:
-            prompt = recognise(await self._capture(loc), ctx)
-            if done(prompt) or self.clock() >= deadline:
+            prompt = self.recognise(await self._capture(loc))
+            if done(prompt) or self.desk.clock() >= deadline:
                 return prompt
-            await self.sleep(POLL)
+            await self.desk.sleep(POLL)
 
     async def _gone(self, loc: TmuxLocation, ctx: Context, prompt_id: str) -> tuple[bool, str]:
-        deadline = self.clock() + CONFIRM_TIMEOUT
+        deadline = self.desk.clock() + CONFIRM_TIMEOUT
         while True:
             text = await self._capture(loc)
-            prompt = recognise(text, ctx)
+            prompt = self.recognise(text)
             if prompt is None or prompt.id != prompt_id:
                 return True, text
-            if self.clock() >= deadline:
+            if self.desk.clock() >= deadline:
                 return False, text
-            await self.sleep(POLL)
+            await self.desk.sleep(POLL)
 
 
 def _moved_from(prompt_id: str, current: int) -> Callable[[Prompt | None], bool]:

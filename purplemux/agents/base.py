@@ -11,9 +11,12 @@ from typing import Any
 
 from purplemux.events import Event
 from purplemux.procinfo import ProcInfo
+from purplemux.prompts import Context, Prompt
 
 HookEvent = Callable[[str, Mapping[str, Any], dict[str, Any]], Event]
 """(hook_event_name, payload, common event fields) -> the typed event."""
+Recognise = Callable[[str, Context | None], Prompt | None]
+"""(the pane's plain text, what the hooks said) -> the prompt on screen, or None."""
 
 
 @dataclass(frozen=True)
@@ -29,3 +32,7 @@ class Agent:
     """Whether a hook's $TMUX_PANE is the session's pane (Claude: yes; Codex: the daemon's)."""
     is_tui: Callable[[ProcInfo], bool]
     """Whether a process is this agent's interactive program (the one a pane shows)."""
+    recognise: Recognise
+    """How its prompts look on screen (the options carry the keys that answer them)."""
+    key_guard: float
+    """Seconds a new dialog ignores keys (Claude drops keys sent sooner; Codex has no guard)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from purplemux.agents.base import Agent
 from purplemux.agents.claude.hooks import to_event
 from purplemux.agents.claude.process import is_claude
+from purplemux.prompts import recognise
 
 AGENT = Agent(
     name="claude",
@@ -12,4 +13,6 @@ AGENT = Agent(
     hook_event=to_event,
     pane_from_hook=True,
     is_tui=is_claude,
+    recognise=recognise,
+    key_guard=1.5,
 )

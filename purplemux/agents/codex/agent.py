@@ -12,4 +12,6 @@ AGENT = Agent(
     hook_event=to_event,
     pane_from_hook=False,
     is_tui=is_codex,
+    recognise=lambda screen, ctx: None,  # replaced by agents/codex/screen.py
+    key_guard=0.0,
 )
