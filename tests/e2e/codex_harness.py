@@ -15,7 +15,7 @@ The pieces:
 - :func:`make_codex_home` writes a throw-away ``HOME`` + ``CODEX_HOME`` + project whose
   config.toml points at the fake Responses API and skips every first-run screen;
   :func:`codex_hooks_json` registers one command for every hook event in
-  ``$CODEX_HOME/hooks.json`` and :func:`hooks_trust_toml` trusts it (config.toml
+  ``$CODEX_HOME/hooks.json`` and :func:`hooks_trust_config` trusts it (config.toml
   ``[hooks.state]``), so the hooks run without a review screen.
   ``--dangerously-bypass-hook-trust`` (:data:`BYPASS_HOOK_TRUST`) runs untrusted hooks too,
   but seen here it also makes the TUI run its server in-process: **no daemon** (each TUI's
@@ -143,50 +143,86 @@ def install_codex(version: str = CODEX_VERSION) -> Path:
 
 def _toml_str(value: str) -> str:
     # A JSON string is a valid TOML basic string for everything a path or a model name holds.
-    return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
-def config_toml(project: Path, base_url: str, *, model: str = MODEL, extra_toml: str = "") -> str:
-    """``$CODEX_HOME/config.toml`` for the fake API; each key is needed, skips a screen, or
-    speeds the tests up (codex.md, "Running the real CLI offline")."""
-    return "\n".join(
-        [
-            "# Written by tests/e2e/codex_harness.py for the fake Responses API.",
-            f"model = {_toml_str(model)}",
-            'model_provider = "fake"',
-            # -a takes only on-request|never; "untrusted" is no longer supported.
-            'approval_policy = "on-request"',
-            'sandbox_mode = "workspace-write"',
-            "check_for_update_on_startup = false",
-            "",
-            "[model_providers.fake]",
-            'name = "Fake"',
-            f"base_url = {_toml_str(base_url)}",  # Codex POSTs {base_url}/responses
-            'wire_api = "responses"',
-            'env_key = "FAKE_OPENAI_KEY"',  # sent as the bearer token; no login, no auth.json
-            "request_max_retries = 0",  # the default retries a 500 six times over ~26 s
-            "stream_max_retries = 0",
-            "",
-            f"[projects.{_toml_str(str(project))}]",
-            'trust_level = "trusted"',  # else "Folder access / Trust this folder?"
-            "",
-            "[features]",
-            # request_user_input (the fake's ASK:) is refused in Default mode without it.
-            "default_mode_request_user_input = true",
-            "",
-            "[tui]",
-            "screen_reader_detection_done = true",
-            "",
-            "[tui.model_availability_nux]",
-            '"gpt-6.1-sol" = 1',  # else the "Meet GPT-6 Sol" screen
-            "",
-            "[notice.model_migrations]",
-            f"{_toml_str(model)} = " + '"gpt-6-sol"',
-            "",
-            extra_toml.strip(),
-            "",
-        ]
-    )
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise HarnessError(f"cannot write {value!r} as a TOML value")
+
+
+def dump_toml(data: Mapping[str, Any]) -> str:
+    """TOML for nested dicts of strings, numbers, booleans and lists of them: the scalars of
+    each table first, then its sub-tables as ``[a."b c".d]`` headers."""
+    lines: list[str] = []
+
+    def table(path: tuple[str, ...], values: Mapping[str, Any]) -> None:
+        scalars = {k: v for k, v in values.items() if not isinstance(v, Mapping)}
+        tables = {k: v for k, v in values.items() if isinstance(v, Mapping)}
+        if path and (scalars or not tables):
+            lines.append("[" + ".".join(_toml_key(p) for p in path) + "]")
+        lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars.items())
+        if scalars:
+            lines.append("")
+        for key, sub in tables.items():
+            table((*path, key), sub)
+
+    table((), data)
+    return "\n".join(lines)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_str(key)
+
+
+def merge_config(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` merged in, tables recursively (``extra`` wins)."""
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            out[key] = merge_config(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def base_config(project: Path, base_url: str, *, model: str = MODEL) -> dict[str, Any]:
+    """``$CODEX_HOME/config.toml`` for the fake API, as a dict; each key is needed, skips a
+    screen, or speeds the tests up (codex.md, "Running the real CLI offline")."""
+    return {
+        "model": model,  # a known model (context window 258400)
+        "model_provider": "fake",
+        "approval_policy": "on-request",  # -a takes only on-request|never
+        "sandbox_mode": "workspace-write",
+        "check_for_update_on_startup": False,
+        "model_providers": {
+            "fake": {
+                "name": "Fake",
+                "base_url": base_url,  # Codex POSTs {base_url}/responses
+                "wire_api": "responses",
+                "env_key": "FAKE_OPENAI_KEY",  # the bearer token; no login, no auth.json
+                "request_max_retries": 0,  # the default retries a 500 six times over ~26 s
+                "stream_max_retries": 0,
+            }
+        },
+        # Else the "Folder access / Trust this folder?" screen.
+        "projects": {str(project): {"trust_level": "trusted"}},
+        # request_user_input (the fake's ASK:) is refused in Default mode without it.
+        "features": {"default_mode_request_user_input": True},
+        "tui": {
+            "screen_reader_detection_done": True,
+            "model_availability_nux": {"gpt-6.1-sol": 1},  # else "Meet GPT-6 Sol"
+        },
+        "notice": {"model_migrations": {model: "gpt-6-sol"}},
+    }
 
 
 def codex_hooks_json(
@@ -237,20 +273,16 @@ def trusted_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, Any
     return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
-def hooks_trust_toml(declared_in: Path, hooks: Mapping[str, Any]) -> str:
-    """The ``[hooks.state]`` tables that trust every handler of a hooks.json at
+def hooks_trust_config(declared_in: Path, hooks: Mapping[str, Any]) -> dict[str, Any]:
+    """The config.toml ``[hooks.state]`` entries that trust every handler of a hooks.json at
     ``declared_in`` (an absolute path: a hash is void once the file moves)."""
-    lines: list[str] = []
+    state: dict[str, Any] = {}
     for event, groups in hooks.get("hooks", {}).items():
         for g, group in enumerate(groups):
             for h, handler in enumerate(group.get("hooks", [])):
                 key = f"{declared_in}:{hook_label(event)}:{g}:{h}"
-                lines += [
-                    f"[hooks.state.{_toml_str(key)}]",
-                    f"trusted_hash = {_toml_str(trusted_hash(event, group, handler))}",
-                    "",
-                ]
-    return "\n".join(lines)
+                state[key] = {"trusted_hash": trusted_hash(event, group, handler)}
+    return {"hooks": {"state": state}}
 
 
 @dataclass(frozen=True)
@@ -279,7 +311,9 @@ class CodexHome:
     hook_command: str | None = None
     hook_events: tuple[str, ...] = CODEX_HOOK_EVENTS
     trust_hooks: bool = True
-    extra_toml: str = ""
+    #: Merged into the base config (tables recursively), e.g. ``{"tui": {"terminal_title":
+    #: ["spinner", "thread-id"]}}`` or ``{"features": {"daemon_auto_start": False}}``.
+    extra_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def config_path(self) -> Path:
@@ -312,16 +346,16 @@ class CodexHome:
     def write(self) -> None:
         """Write config.toml (and hooks.json) from the fields; a running daemon reads hook
         changes only for new threads, so change them before starting Codex."""
-        extra = [self.extra_toml]
+        config = merge_config(base_config(self.project, self.base_url), self.extra_config)
         if self.hook_command is not None:
             hooks = codex_hooks_json(self.hook_command, self.hook_events)
             self.hooks_path.write_text(json.dumps(hooks, indent=2))
             if self.trust_hooks:
-                extra.append(hooks_trust_toml(self.hooks_path, hooks))
+                config = merge_config(config, hooks_trust_config(self.hooks_path, hooks))
         else:
             self.hooks_path.unlink(missing_ok=True)
-        text = config_toml(self.project, self.base_url, extra_toml="\n".join(extra))
-        self.config_path.write_text(text)
+        header = "# Written by tests/e2e/codex_harness.py for the fake Responses API.\n"
+        self.config_path.write_text(header + dump_toml(config))
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return codex_env(self, extra)
@@ -345,11 +379,11 @@ def make_codex_home(
     hook_events: Iterable[str] = CODEX_HOOK_EVENTS,
     trust_hooks: bool = True,
     project_name: str = "proj",
-    extra_toml: str = "",
+    extra_config: Mapping[str, Any] | None = None,
 ) -> CodexHome:
     """Create ``root/home`` with ``.codex/config.toml`` (and ``.codex/hooks.json`` running
     ``hook_command`` for every event, trusted unless ``trust_hooks`` is false) and the
-    project ``root/home/<project_name>``. ``extra_toml`` is appended to config.toml."""
+    project ``root/home/<project_name>``. ``extra_config`` is merged into config.toml."""
     home = root.resolve() / "home"
     codex_home = CodexHome(
         home,
@@ -359,7 +393,7 @@ def make_codex_home(
         hook_command=hook_command,
         hook_events=tuple(hook_events),
         trust_hooks=trust_hooks,
-        extra_toml=extra_toml,
+        extra_config=dict(extra_config or {}),
     )
     codex_home.project.mkdir(parents=True, exist_ok=True)
     codex_home.codex_home.mkdir(exist_ok=True)

@@ -457,7 +457,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     by_name: dict[str, list[float]] = {}
     for name, seconds in TIMINGS:
         by_name.setdefault(name, []).append(seconds)
-    terminalreporter.write_sep("-", "e2e timings (Claude Code with the fake API)")
+    terminalreporter.write_sep("-", "e2e timings (the real CLIs with the fake APIs)")
     for name, values in by_name.items():
         terminalreporter.write_line(
             f"{name}: n={len(values)} min={min(values):.2f}s "
