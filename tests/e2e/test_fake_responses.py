@@ -23,7 +23,7 @@ from .fake_responses import (
     sse_events,
 )
 
-ALL_TOOLS = [
+ALL_TOOLS: list[dict[str, Any]] = [
     {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
     {"type": "function", "name": "request_user_input", "parameters": {"type": "object"}},
     {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
