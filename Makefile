@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 setup: $(VENV)/.installed
 
-# System parts the tests drive for real: tmux, Chromium, dash, curl, and the Claude Code CLI.
+# System parts the tests drive for real: tmux, Chromium, dash, curl, the Claude Code and Codex CLIs.
 test-deps: setup
 	sh scripts/install-test-deps.sh
 
