@@ -62,8 +62,8 @@ class Daemon:
             CODEX_HOME=str(self.claude_dir.parent / "codex"),
             PURPLEMUX_PORT=str(self.port),
             PYTHONPATH=str(REPO),
-            **self.env_extra,
         )
+        env.update(self.env_extra)
         return env
 
     def spawn(

@@ -145,21 +145,24 @@ def _link_fresh(
     thread; the others are matched to untitled threads created after they started (or after
     their last thread: /new, /clear), the closest pair in time first."""
     pairs: list[tuple[float, int, TuiPane, Thread]] = []
-    for n, pane in enumerate(fresh):
+    open_panes: list[tuple[TuiPane, float]] = []
+    for pane in fresh:
         old = previous.get(pane.key)
         after = pane.started
         if old is not None and old.pid == pane.pid:
             mine = next((t for t in threads if t.id == old.thread and t.title is None), None)
             if mine is not None and mine.id not in claimed:
-                take(pane, mine)
+                take(pane, mine)  # it keeps its thread: no rival of anyone's
                 continue
             after = max(after, old.created + 0.001)  # /new or /clear: newer than the last one
+        open_panes.append((pane, after))
+    for n, (pane, after) in enumerate(open_panes):
         rivals = any(
             p is not pane
             and p.home == pane.home
             and p.cwd == pane.cwd
             and abs(p.started - pane.started) < START_WINDOW
-            for p in fresh
+            for p, _ in open_panes
         )
         if rivals:
             continue  # two TUIs of one folder started together: which thread is whose is unknown

@@ -1,0 +1,316 @@
+"""The real daemon and the real Codex CLI (0.171.0) in tmux: the badge, on the right pane.
+
+Codex runs its threads and hooks in a shared app-server daemon, so its hooks name no pane: every
+row here must be placed by what is true of the panes (sources/codex_panes.py). Each test drives
+the real TUI against the local Responses API stand-in, with the real status hook installed as
+``install-hooks`` installs it, and watches what the dashboard's feed shows.
+
+Latencies (dialog -> needs-input, approval -> busy, Esc -> idle) are recorded into
+``benchmarks/results/e2e-latencies.json`` beside Claude's; they are never asserted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from purplemux import install
+from tests.support import Daemon
+
+from .codex_fixtures import StartCodex
+from .codex_harness import CodexHome, CodexPane, TmuxCodex
+from .conftest import FeedRecorder
+from .fake_responses import FakeResponsesAPI
+from .harness import record_timing, wait_until
+from .test_daemon_e2e import LATENCIES, LATENCY_FILE, TARGETS, merge_latencies
+
+pytestmark = pytest.mark.e2e
+
+CODEX_TARGETS = {
+    "codex_dialog_hook_to_needs_input": ("Codex PermissionRequest hook -> needs-input", 0.25),
+    "codex_approval_to_busy": ("Codex approval (y) -> busy on the feed", 0.5),
+    "codex_esc_to_idle": ("Codex Esc -> idle on the feed", 0.5),
+    "codex_exit_to_ended": ("Codex Ctrl+C (quit) -> ended on the feed", 2.0),
+}
+
+
+def measured(key: str, seconds: float) -> None:
+    label, target = CODEX_TARGETS[key]
+    TARGETS.setdefault(key, (label, target))
+    LATENCIES.setdefault(key, []).append(round(seconds, 4))
+    record_timing(f"daemon: {label} (target {target}s)", seconds)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def codex_latency_report() -> Iterator[None]:
+    yield
+    mine = {k: v for k, v in LATENCIES.items() if k in CODEX_TARGETS and v}
+    if mine:
+        merge_latencies(LATENCY_FILE, mine)
+        for key in mine:
+            LATENCIES[key] = []
+
+
+@pytest.fixture
+def codex_hook_command(tmp_path: Path) -> str:
+    """The real status hook in the daemon's home, with the agent as the installer names it."""
+    home = tmp_path / "pmx"
+    script = install.install_script(home)
+    return f"PURPLEMUX_AGENT=codex {install.hook_command(script, home)}"
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, codex_home: CodexHome, codex_tmux: TmuxCodex) -> Iterator[Daemon]:
+    """`purplemux serve` watching this test's CODEX_HOME (and an empty Claude dir); stopped
+    before the tmux server's teardown, which checks that no process of that home is left."""
+    d = Daemon(
+        home=tmp_path / "pmx",
+        claude_dir=tmp_path / "claude",
+        env_extra={"CODEX_HOME": str(codex_home.codex_home)},
+    )
+    d.start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def feed(daemon: Daemon, connect_feed: Callable[[Daemon], FeedRecorder]) -> FeedRecorder:
+    return connect_feed(daemon)
+
+
+def on_pane(feed: FeedRecorder, pane: CodexPane, since: int = 0, **fields: Any) -> dict[str, Any]:
+    """The first update of a Codex session placed on this pane (with these field values)."""
+
+    def here(s: dict[str, Any]) -> bool:
+        tmux = s.get("tmux") or {}
+        return (
+            s.get("agent") == "codex"
+            and tmux.get("pane") == pane.pane_id
+            and not s.get("ended")
+            and all(s.get(k) == v for k, v in fields.items())
+        )
+
+    return feed.wait(None, here, since=since, timeout=30, what=f"a Codex row on {pane.pane_id}")
+
+
+def prompt(pane: CodexPane, text: str) -> float:
+    pane.send_text(text)
+    return time.time()
+
+
+def test_a_fresh_tui_is_listed_idle_on_its_own_pane_before_any_prompt(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    row = on_pane(feed, pane).session
+    assert (row["state"], row["agent"], row["view"]["agent_label"]) == ("idle", "codex", "Codex")
+    assert row["tmux"]["socket"] and row["pid"]
+    assert daemon.session(row["id"])["tmux"]["pane"] == pane.pane_id
+
+
+def test_a_turn_is_busy_then_review_with_the_answer_and_its_tokens(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "hello there")
+    feed.wait_state(sid, "busy", since=mark)
+    done = feed.wait_state(sid, "review", since=mark, timeout=30).session
+    assert done["tmux"]["pane"] == pane.pane_id  # the hook's pane (the daemon's) never wins
+    assert done["view"]["headline"].startswith("Codex · ")
+    assert "Hello from the fake model." in (done["snippet"] or "")
+
+
+def test_two_panes_on_one_app_server_each_on_their_own_row(
+    daemon: Daemon,
+    feed: FeedRecorder,
+    start_codex: StartCodex,
+    codex_home: CodexHome,
+) -> None:
+    one = start_codex()
+    two = start_codex()
+    assert len(codex_home.daemons()) == 1  # both TUIs share one app-server daemon
+    first = on_pane(feed, one).session["id"]
+    second = on_pane(feed, two).session["id"]
+    assert first != second
+    mark = feed.mark()
+    prompt(two, "hello from pane two")  # its hooks carry pane one's $TMUX_PANE
+    feed.wait_state(second, "review", since=mark, timeout=30)
+    prompt(one, "hello from pane one")
+    feed.wait_state(first, "review", since=mark, timeout=30)
+    rows = {s["id"]: s for s in daemon.sessions()}
+    assert rows[first]["tmux"]["pane"] == one.pane_id
+    assert rows[second]["tmux"]["pane"] == two.pane_id
+    assert feed.states(first, since=mark)[-1] == "review"
+
+
+def test_an_approval_is_needs_input_then_busy_when_approved_then_review(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "RUN:sleep 2 && touch approved.txt")
+    asked = feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+    assert "touch approved.txt" in (asked.session["waiting_for"] or "")
+    pane.wait_for_screen("Would you like to run the following command?")
+    events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+    hook_at = next(e["at"] for e in events if e["name"] == "PermissionRequest")
+    measured("codex_dialog_hook_to_needs_input", asked.wall - hook_at)
+    # No hook fires when it is answered: the pane title leaving "Action Required" says so.
+    mark = feed.mark()
+    pressed = time.time()
+    pane.send_keys("y")
+    busy = feed.wait_state(sid, "busy", since=mark)
+    measured("codex_approval_to_busy", busy.wall - pressed)
+    feed.wait_state(sid, "review", since=mark, timeout=30)
+    assert (codex_home.project / "approved.txt").exists()
+
+
+def test_a_denied_approval_is_idle_at_once(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "RUN:touch denied.txt")
+    feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+    pane.wait_for_screen("Would you like to run the following command?")
+    mark = feed.mark()
+    pressed = time.time()
+    pane.send_keys("Escape")
+    idle = feed.wait_state(sid, "idle", since=mark)
+    measured("codex_esc_to_idle", idle.wall - pressed)
+    assert not (codex_home.project / "denied.txt").exists()
+
+
+def test_esc_while_it_streams_is_idle(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "SLOW:8 take your time")
+    feed.wait_state(sid, "busy", since=mark)
+    pane.wait_for_screen("Slow line")
+    mark = feed.mark()
+    pressed = time.time()
+    pane.send_keys("Escape")
+    idle = feed.wait_state(sid, "idle", since=mark)
+    measured("codex_esc_to_idle", idle.wall - pressed)
+
+
+def test_a_failed_turn_is_not_left_busy(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, fake_responses: FakeResponsesAPI
+) -> None:
+    """An API error: Codex fires no Stop and no failure hook; the row must still settle."""
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "ERROR:500 please")
+    feed.wait_state(sid, "busy", since=mark)
+    settled = feed.wait(
+        sid, lambda s: s["state"] in ("review", "idle"), since=mark, timeout=30, what="settled"
+    )
+    assert settled.session["state"] != "busy"
+
+
+def test_a_question_is_needs_input_and_its_answer_moves_on(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "ASK:Which colour do you want?|Red|Blue")
+    asked = feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+    assert asked.session["waiting_for"] == "Which colour do you want?"
+    pane.wait_for_screen("enter to submit answer")
+    mark = feed.mark()
+    pane.send_keys("Enter")
+    feed.wait(
+        sid, lambda s: s["state"] in ("busy", "review"), since=mark, what="answered", timeout=30
+    )
+
+
+def test_clear_starts_a_new_session_on_the_same_pane(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    old = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "hello before clear")
+    feed.wait_state(old, "review", since=mark, timeout=30)
+    mark = feed.mark()
+    pane.send_text("/clear")
+    pane.wait_ready()
+    prompt(pane, "hello after clear")
+    new = on_pane(feed, pane, since=mark, state="review").session["id"]
+    assert new != old
+    gone = daemon.session(old) or {}
+    assert gone.get("ended") and (gone.get("tmux") or {}).get("pane") in (None, pane.pane_id)
+    assert [s["id"] for s in daemon.sessions() if (s["tmux"] or {}).get("pane") == pane.pane_id]
+
+
+def test_quitting_the_tui_ends_the_row_at_once(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    """Codex fires nothing at a quit (SessionEnd comes ~60 s later): the pane says it."""
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    pressed = time.time()
+    pane.send_keys("C-c")
+    ended = feed.wait(sid, lambda s: bool(s.get("ended")), since=mark, what="ended")
+    measured("codex_exit_to_ended", ended.wall - pressed)
+
+
+def test_a_restart_while_busy_is_re_verified_from_the_pane(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "SLOW:10 a long answer")
+    feed.wait_state(sid, "busy", since=mark)
+    daemon.stop()
+    daemon.start()
+    wait_until(
+        lambda: (daemon.session(sid) or {}).get("state") == "busy",
+        timeout=10,
+        describe="busy again after the restart (the title's spinner)",
+    )
+    wait_until(
+        lambda: (daemon.session(sid) or {}).get("state") == "review",
+        timeout=30,
+        describe="review once the slow answer ends",
+    )
+    assert daemon.session(sid)["tmux"]["pane"] == pane.pane_id
+
+
+def test_hooks_fired_while_the_daemon_was_down_are_kept(
+    daemon: Daemon, start_codex: StartCodex
+) -> None:
+    pane = start_codex()
+    sid = wait_until(
+        lambda: next((s["id"] for s in daemon.sessions() if s["agent"] == "codex"), None),
+        timeout=30,
+        describe="the Codex row",
+    )
+    daemon.stop()
+    pane.send_text("hello while nobody listens")
+    pane.wait_idle()
+    spool = daemon.home / "spool"
+    assert wait_until(lambda: list(spool.glob("*.spool")), timeout=10, describe="spooled hooks")
+    daemon.start()
+    wait_until(
+        lambda: (daemon.session(sid) or {}).get("state") == "review",
+        timeout=20,
+        describe="the spooled Stop applied",
+    )
+    names = [e["name"] for e in daemon.api("GET", f"/api/sessions/{sid}/events")["events"]]
+    assert "UserPromptSubmit" in names and "Stop" in names
