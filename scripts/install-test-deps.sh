@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what the tests drive for real, when it is missing: tmux, Chromium, dash, curl,
-# systemd-analyze, redis-server (Debian packages) and the pinned Claude Code CLIs of
-# .ci/claude-versions (npm, into a cache folder). Idempotent and quiet.
+# systemd-analyze, redis-server (Debian packages), the pinned Claude Code CLIs of
+# .ci/claude-versions and the Codex CLI of .ci/codex-version (npm, into a cache folder).
+# Idempotent and quiet.
 set -eu
 missing=
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
@@ -26,3 +27,4 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 for version in $(grep -v '^#' "$here/.ci/claude-versions"); do
 	CLAUDE_CODE_VERSION=$version sh "$here/.ci/install-claude.sh" >/dev/null
 done
+sh "$here/.ci/install-codex.sh" >/dev/null

@@ -27,6 +27,10 @@ For tests of the real daemon (``test_daemon_e2e.py``):
 - ``start_claude(..., window_of=other)`` starts Claude in a new window of ``other``'s private
   tmux server (same socket) instead of a server of its own.
 
+For the real Codex CLI (codex_fixtures.py, imported here): ``codex_bin`` (session),
+``fake_responses``, ``codex_hook_log``, ``codex_hook_command``, ``codex_home``, ``codex_tmux``
+and ``start_codex(*args, cwd=None, env=None, wait_ready=True) -> CodexPane``.
+
 For the browser tests (``-m browser``):
 
 - ``chromium`` (module): the system Chromium, launched through Playwright's sync API.
@@ -54,6 +58,15 @@ from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.support import Daemon
 from tests.support.browser import new_page
 
+from .codex_fixtures import (  # noqa: F401 - fixtures, found by name
+    codex_bin,
+    codex_home,
+    codex_hook_command,
+    codex_hook_log,
+    codex_tmux,
+    fake_responses,
+    start_codex,
+)
 from .fake_api import FakeAnthropicAPI
 from .harness import (
     TIMINGS,
