@@ -16,9 +16,10 @@ non-empty line of the screen:
   key: "y", "p", "a", or "Escape" for `(esc)`), which picks and confirms it in one key.
 - **question** (request_user_input): "Question 1/1 (1 unanswered)", the question, numbered
   options with a description in a second column (Codex adds "None of the above"), footer
-  "tab to add notes | enter to submit answer | esc to interrupt". No key picks an option by
-  itself: the marker is moved with Up/Down and Enter submits the option under it (see
-  `keys_for`).
+  "tab to add notes | enter to submit answer | esc to interrupt". An option's digit picks and
+  submits it at once (`Option.key`); a free-text answer is notes on "None of the above"
+  (`notes_keys`). While the notes box is open (footer "tab or esc to clear notes | …") the
+  screen is no prompt.
 - **dialog**: a selection view with a footer "enter <verb> · esc <verb>", such as the
   "Approaching rate limits" modal that opens after a turn near the limits (no hook, no title
   change). The modal's options are picked by their digit.
@@ -77,6 +78,10 @@ KEY_OF_HINT = {"esc": "Escape"}
 INDENT = 2
 """Codex draws every dialog line, footer and heading included, from column 2."""
 MAX_OPTIONS = 12
+MAX_DIGIT = 9
+"""Options numbered up to this are picked by their digit (questions, the rate-limit modal)."""
+NOTES_OPTION = "None of the above"
+"""The option Codex adds to a question; with notes (Tab) it carries a free-text answer."""
 MAX_WRAPPED = 4
 """Lines one option's label or description may wrap onto."""
 MAX_DIALOG_LINES = 80
@@ -356,10 +361,14 @@ def _approval(heading: str, body: list[str], block: _Block) -> _Reading:
     raise _Refused(f"an approval this recogniser does not know ({heading!r})")
 
 
+def _digit(number: int) -> str | None:
+    return str(number) if 1 <= number <= MAX_DIGIT else None
+
+
 def _question(heading: str, body: list[str], block: _Block, lines: list[str]) -> _Reading:
     question = " ".join(line.strip() for line in body if line.strip()) or None
     options = tuple(
-        Option(label, row.selected, None, False, row.number)
+        Option(label, row.selected, _digit(row.number), False, row.number)
         for row, (label, _) in zip(block.rows, _columns(block, lines), strict=True)
     )
     return _Reading("question", "Question", question or heading, question, options, question)
@@ -369,7 +378,7 @@ def _select(heading: str, body: list[str], block: _Block, lines: list[str]) -> _
     rest = [line.strip() for line in body if line.strip()]
     digits = heading == LIMITS_HEADING  # verified: its digits pick and confirm at once
     options = tuple(
-        Option(label, row.selected, str(row.number) if digits else None, False, row.number)
+        Option(label, row.selected, _digit(row.number) if digits else None, False, row.number)
         for row, (label, _) in zip(block.rows, _columns(block, lines), strict=True)
     )
     return _Reading("dialog", heading, heading, " ".join(rest) or None, options)
@@ -511,12 +520,14 @@ def _refused(
 def keys_for(prompt: Prompt, option: str | None = None, *, cancel: bool = False) -> list[str]:
     """The tmux keys that answer `prompt` with the option labelled `option` (or cancel it).
 
-    An approval option is its key hint ("y", "p", "a"; "Escape" for `(esc)`), and so is a
-    rate-limit modal's option (its digit): one key picks and confirms it. A question's option is
-    reached with Up/Down from the option under the marker, then Enter submits it (a caller should
-    send the arrows one at a time and read the marker back, as answer.Desk does). Cancel is
-    Escape: it denies an approval, and interrupts the turn on a question.
-    Raises NoKeys for an ambiguous prompt or a label that is not on it."""
+    Each option that has a key is picked and confirmed by that one key, whatever the marker
+    shows: an approval's key hint ("y", "p", "a"; "Escape" for `(esc)`), a question's or the
+    rate-limit modal's digit (verified on 0.171.0: "2" submits a question's second option at
+    once). Other options (a selection view's, a question's tenth) are reached with Up/Down from
+    the option under the marker and confirmed with Enter; a caller sends the arrows one at a
+    time and reads the marker back (answer.Desk does). Cancel is Escape: it denies an approval
+    and interrupts the turn on a question. Raises NoKeys for an ambiguous prompt or a label
+    that is not on it."""
     if prompt.ambiguous is not None:
         raise NoKeys(f"the screen can be read two ways ({prompt.ambiguous}): nothing to type")
     if cancel:
@@ -530,11 +541,40 @@ def keys_for(prompt: Prompt, option: str | None = None, *, cancel: bool = False)
     key = prompt.options[index].key
     if key is not None:
         return [key]
+    return [*_moves(prompt, index), "Enter"]
+
+
+def _moves(prompt: Prompt, index: int) -> list[str]:
     current = prompt.selected
     if current is None:
         raise NoKeys("no option is selected on screen: cannot move to one")
     step = "Down" if index > current else "Up"
-    return [step] * abs(index - current) + ["Enter"]
+    return [step] * abs(index - current)
+
+
+def notes_keys(
+    prompt: Prompt, text: str, option: str = NOTES_OPTION
+) -> tuple[list[str], str, list[str]]:
+    """A free-text answer to a question: (the keys that open the notes of `option`, the text
+    to type literally, the keys that submit it). Verified on 0.171.0: Down to "None of the
+    above", Tab (the footer becomes "tab or esc to clear notes | enter to submit answer"),
+    the text, Enter → the answer `["None of the above", "user_note: <text>"]`.
+
+    The option's digit must not be used (it submits at once, without notes), and the text
+    must not be typed before Tab: typed on the options, a digit in it picks an option. Send
+    the arrows one at a time reading the marker back, wait for the text to show before
+    Enter. Raises NoKeys for a prompt that is not a question, an ambiguous one, an unknown
+    option, or text that is not one line of printable characters."""
+    if prompt.kind != "question":
+        raise NoKeys(f"this {prompt.kind} takes no free text; pick an option")
+    if prompt.ambiguous is not None:
+        raise NoKeys(f"the screen can be read two ways ({prompt.ambiguous}): nothing to type")
+    if not text.strip() or not text.isprintable():
+        raise NoKeys("give one line of printable text")
+    index = prompt.option(option)
+    if index is None:
+        raise NoKeys(f"no option {option!r} on screen")
+    return [*_moves(prompt, index), "Tab"], text, ["Enter"]
 
 
 def imitates_dialog(tool_input: Any) -> bool:

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.agents.codex.screen import NoKeys, imitates_dialog, keys_for, recognise
+from purplemux.agents.codex.screen import (
+    NoKeys,
+    imitates_dialog,
+    keys_for,
+    notes_keys,
+    recognise,
+)
 from purplemux.prompts import Context, Prompt
 
 SCREENS = Path(__file__).resolve().parents[2] / "samples" / "codex-0.171.0" / "screens"
@@ -143,12 +149,31 @@ def test_question() -> None:
     assert prompt.kind == "question"
     assert prompt.title == prompt.question == "Which colour do you want?"
     assert labels(prompt) == ["Red (Recommended)", "Blue", "None of the above"]
-    assert [o.key for o in prompt.options] == [None, None, None]
-    assert prompt.selected == 0
-    assert keys_for(prompt, "Red (Recommended)") == ["Enter"]
-    assert keys_for(prompt, "Blue") == ["Down", "Enter"]
-    assert keys_for(prompt, "None of the above") == ["Down", "Down", "Enter"]
+    assert [o.key for o in prompt.options] == ["1", "2", "3"]
+    assert prompt.selected == 0 and not prompt.free_text
+    assert keys_for(prompt, "Red (Recommended)") == ["1"]
+    assert keys_for(prompt, "Blue") == ["2"]
     assert keys_for(prompt, cancel=True) == ["Escape"]
+    assert notes_keys(prompt, "purple 3 please") == (
+        ["Down", "Down", "Tab"],
+        "purple 3 please",
+        ["Enter"],
+    )
+    assert notes_keys(prompt, "more red", "Red (Recommended)")[0] == ["Tab"]
+    for bad in ("", "two\nlines", "tab\there"):
+        with pytest.raises(NoKeys):
+            notes_keys(prompt, bad)
+    with pytest.raises(NoKeys):
+        notes_keys(answerable(recognise(APPROVAL, RUN)), "text")
+
+
+def test_the_open_notes_box_is_no_prompt() -> None:
+    notes = swap(
+        QUESTION,
+        "  tab to add notes | enter to submit answer | esc to interrupt",
+        "  › purple please\n\n  tab or esc to clear notes | enter to submit answer",
+    )
+    assert recognise(notes, ASK) is None
 
 
 def test_question_keeps_its_id_when_the_marker_moves_or_the_count_changes() -> None:
@@ -161,7 +186,7 @@ def test_question_keeps_its_id_when_the_marker_moves_or_the_count_changes() -> N
     moved = swap(moved, "Question 1/1 (1 unanswered)", "Question 1/1 (0 unanswered)")
     down = answerable(recognise(moved, ASK))
     assert down.selected == 1 and down.id == first.id
-    assert keys_for(down, "Red (Recommended)") == ["Up", "Enter"]
+    assert notes_keys(down, "x", "Red (Recommended)")[0] == ["Up", "Tab"]
     assert recognise(QUESTION, replace(ASK, since=200.0)) != first  # asked again: a new id
 
 
