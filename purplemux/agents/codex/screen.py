@@ -44,8 +44,8 @@ The prompt comes back with `ambiguous` set (nothing is typed for it) when:
 - a line between the heading and the block, a description, a wrapped line or a label holds the
   selection marker, starts like an option (`N. text`), or holds a footer or heading text, or
   an approval shows more than one `$ ` command line;
-- a line above the heading is itself a heading or footer of these dialogs (the real heading
-  then is further up, and what sits under it is text of the model's);
+- a line above the heading is itself a heading of these dialogs (the real heading then is
+  further up, and what sits under it is text of the model's);
 - the hooks' pending call imitates a dialog (`Context.lookalike`, set from `imitates_dialog`);
 - the hooks and the screen disagree: an approval with no pending tool, a command heading when
   the pending tool is not Bash (an edits heading: not apply_patch), a `$ <command>` that is not
@@ -466,10 +466,10 @@ def recognise(screen: str, ctx: Context | None = None) -> Prompt | None:
         return _refused(lines, footer, family, ctx, str(exc), heading=heading, shown=shown)
     reason: str | None = None
     try:
-        if family != "select" and any(
-            _is_heading(line.strip()) or _family(line) for line in lines[:at]
-        ):
-            raise _Refused("a line above the dialog imitates its heading or footer")
+        if family != "select" and any(_is_heading(line.strip()) for line in lines[:at]):
+            # The nearest heading was taken: one further up means that one is text inside
+            # the dialog (a fake footer up there is harmless: the real one is the last line).
+            raise _Refused("a line above the dialog's heading is a heading too")
         _check_lines(body, block, (o.label for o in reading.options))
         _check_hooks(reading, ctx)
     except _Refused as exc:
