@@ -90,7 +90,6 @@ MAX_LOOKALIKE_SCAN = 200_000
 
 _QUESTION_HEADING = re.compile(r"^Question (\d+)/(\d+)(?: \(\d+ unanswered\))?$")
 _SELECT_FOOTER = re.compile(r"^enter [a-z]+ · esc [a-z]+$")
-_QUESTION_FOOTER_PART = re.compile(r"^(?:tab|enter|esc|ctrl \+ [a-z]|←/→) to [a-z ]+$")
 _OPTION = re.compile(r"^( *)(\u203a )?(\d+)\. (\S.*)$")
 _LOOKS_LIKE_OPTION = re.compile(r"^[\s│▎]*(?:\u203a|\d+[.)](?:\s|$))")
 _HINT = re.compile(r"^(.*\S) \(([a-z]|esc)\)$")
@@ -137,12 +136,7 @@ def _family(footer: str) -> str | None:
     if text == APPROVAL_FOOTER:
         return "approval"
     parts = text.split(" | ")
-    if (
-        len(parts) >= 2
-        and parts[-1] == "esc to interrupt"
-        and any(p.startswith("enter to ") for p in parts)
-        and all(_QUESTION_FOOTER_PART.match(p) for p in parts)
-    ):
+    if parts[-1] == "esc to interrupt" and any(p.startswith("enter to ") for p in parts[:-1]):
         return "question"
     if _SELECT_FOOTER.match(text):
         return "select"

@@ -330,6 +330,19 @@ def test_a_label_holding_a_marker_is_ambiguous() -> None:
     assert "label holds" in ambiguous(recognise(screen, RUN))
 
 
+def test_a_clipped_dialog_is_read_without_its_command() -> None:
+    # Codex cuts a tall approval ("[… 34 lines] ctrl+g view all", its own snapshot tests)
+    clipped = swap(
+        APPROVAL,
+        "  Reason: The user asked to run this command.\n\n  $ sleep 3 && touch approved.txt",
+        "  Reason: A reason requiring review.A reason requiring review.A reason\n"
+        "  requiring review.A reason\n  [… 34 lines] ctrl+g view all",
+    )
+    prompt = answerable(recognise(clipped, RUN))
+    assert prompt.title == "Run a command"
+    assert keys_for(prompt, "Yes, proceed") == ["y"]
+
+
 def test_a_wrapped_option_label_is_joined() -> None:
     screen = swap(
         APPROVAL,
