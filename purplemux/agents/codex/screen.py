@@ -29,11 +29,13 @@ dialog, the question draws the model's question and option descriptions, and a c
 hold real line breaks: a command holding `(U+203A) 1. Yes, proceed (y)` or a fake footer could pass
 for the dialog's own lines. So, mirroring purplemux.prompts (Claude):
 
-- the footer is the last non-empty line, at column 2, and is one of the footers above;
+- the footer is the last non-empty line, at column 2, and is one of the footers above (a
+  question's may wrap onto two lines in a narrow pane);
 - the options are the dialog's **own block** directly above the footer (blank lines between
   them and the footer only): one column, the selection marker (U+203A) at column M or the
-  number at M + 2, counting down to `1.` without a gap; lines indented further are a wrapped
-  label (approvals) or a wrapped description (questions); nothing else is inside it;
+  number at M + 2, counting down to `1.` without a gap; lines indented further are wrapped
+  lines of the option above (a question's and a selection view's hold the label's rest left of
+  the description column, the description's right of it); nothing else is inside it;
 - the heading is the nearest line above the block that is one (an approval's "Would you like
   to …", "Question n/m …"); the dialog is heading to footer.
 
@@ -82,7 +84,7 @@ MAX_DIGIT = 9
 """Options numbered up to this are picked by their digit (questions, the rate-limit modal)."""
 NOTES_OPTION = "None of the above"
 """The option Codex adds to a question; with notes (Tab) it carries a free-text answer."""
-MAX_WRAPPED = 4
+MAX_WRAPPED = 16
 """Lines one option's label or description may wrap onto."""
 MAX_DIALOG_LINES = 80
 MAX_LOOKALIKE_SCAN = 200_000
@@ -196,22 +198,34 @@ def _block(lines: list[str], footer: int) -> _Block | None:
 
 
 def _columns(block: _Block, lines: list[str]) -> list[tuple[str, str | None]]:
-    """(label, description) of each row: Codex pads the labels so that the descriptions start
-    at one column; descriptions that do not line up mean a label holds a wide gap itself."""
-    cuts: list[tuple[str, int | None]] = []
+    """(label, description) of each row. Codex pads the labels so that the descriptions start
+    at one column, and wraps a long label and a long description each in its own column: a
+    wrapped line holds the label's rest left of that column and the description's right of it.
+    Descriptions that do not line up mean a label holds a wide gap itself."""
+    starts: list[int | None] = []
     for row in block.rows:
-        start = len(lines[row.at]) - len(row.text)  # where the label starts on its line
         gap = _DESCRIPTION_GAP.search(row.text)
-        cuts.append((row.text, start + gap.end() if gap else None))
-    if len({at for _, at in cuts if at is not None}) > 1:
+        starts.append(len(lines[row.at]) - len(row.text) + gap.end() if gap else None)
+    columns = {at for at in starts if at is not None}
+    if len(columns) > 1:
         raise _Refused("the options' descriptions do not line up (a label holds a wide gap)")
+    column = columns.pop() if columns else None
     out: list[tuple[str, str | None]] = []
-    for row, (text, at) in zip(block.rows, cuts, strict=True):
-        if at is None:
-            out.append((text.strip(), None))
-        else:
-            cut = at - (len(lines[row.at]) - len(text))
-            out.append((text[:cut].strip(), text[cut:].strip()))
+    for row in block.rows:
+        first = lines[row.at]
+        label_at = len(first) - len(row.text)
+        if column is None:
+            parts = [row.text, *row.wrapped]
+            out.append((" ".join(p.strip() for p in parts if p.strip()), None))
+            continue
+        label = [first[label_at:column], *(w[:column] for w in row.wrapped)]
+        description = [first[column:], *(w[column:] for w in row.wrapped)]
+        out.append(
+            (
+                " ".join(p.strip() for p in label if p.strip()),
+                " ".join(p.strip() for p in description if p.strip()) or None,
+            )
+        )
     return out
 
 
@@ -429,26 +443,30 @@ def recognise(screen: str, ctx: Context | None = None) -> Prompt | None:
     comes back with `ambiguous` set (see the module's rules)."""
     ctx = ctx or Context()
     lines = [line.rstrip() for line in screen.split("\n")]
-    footer = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
-    if footer is None or _indent(lines[footer]) != INDENT:
+    last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
+    if last is None or _indent(lines[last]) != INDENT:
         return None
-    family = _family(lines[footer])
+    footer, family = last, _family(lines[last])
+    if family is None and last > 0 and _indent(lines[last - 1]) == INDENT:
+        # A narrow pane wraps a question's footer: "… | enter to submit answer" / "esc to …".
+        joined = f"{lines[last - 1].strip()} | {lines[last].strip()}"
+        footer, family = last - 1, "question" if _family(joined) == "question" else None
     if family is None:
         return None
     try:
         block = _block(lines, footer)
     except _Refused as exc:
-        return _refused(lines, footer, family, ctx, str(exc))
+        return _refused(lines, last, family, ctx, str(exc))
     if block is None:
         if family == "select":
             return None
-        return _refused(lines, footer, family, ctx, "no option list ends at the dialog's footer")
+        return _refused(lines, last, family, ctx, "no option list ends at the dialog's footer")
     at = _heading_at(lines, block.first, family)
     if at is None:
-        return _refused(lines, footer, family, ctx, "the dialog's heading is not on screen")
+        return _refused(lines, last, family, ctx, "the dialog's heading is not on screen")
     heading = lines[at].strip()
     body = lines[at + 1 : block.first]
-    shown = tuple(lines[at : footer + 1])
+    shown = tuple(lines[at : last + 1])
     try:
         if family == "approval":
             reading = _approval(heading, body, block)
@@ -457,7 +475,7 @@ def recognise(screen: str, ctx: Context | None = None) -> Prompt | None:
         else:
             reading = _select(heading, body, block, lines)
     except _Refused as exc:
-        return _refused(lines, footer, family, ctx, str(exc), heading=heading, shown=shown)
+        return _refused(lines, last, family, ctx, str(exc), heading=heading, shown=shown)
     reason: str | None = None
     try:
         if family != "select" and any(_is_heading(line.strip()) for line in lines[:at]):

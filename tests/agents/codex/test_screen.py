@@ -223,6 +223,8 @@ DIALOGS = {
     "hostile multi-line command",
     "question with four options",
     "question after Down",
+    "narrow approval, long command",
+    "narrow question",
 }
 
 
@@ -377,6 +379,26 @@ def test_a_question_under_hostile_history_is_read_from_its_own_block() -> None:
     assert keys_for(prompt, "Green") == ["3"]
     assert notes_keys(prompt, "x")[0] == ["Down", "Down", "Tab"]
     assert recognise(live("question notes open"), ctx) is None
+
+
+def test_a_narrow_pane_wraps_labels_descriptions_commands_and_the_footer() -> None:
+    # captured at 60 columns from the real 0.171.0 (live_narrow.txt)
+    command = "touch " + " ".join(f"file_number_{i}.txt" for i in range(8))
+    ctx = replace(RUN, summary=f"Bash: {command}")
+    prompt = answerable(recognise(shot("live_narrow", "narrow approval, long command"), ctx))
+    assert prompt.title == f"Run: {command}"
+    assert labels(prompt)[1] == f"Yes, and don't ask again for commands that start with `{command}`"
+    assert [o.key for o in prompt.options] == ["y", "p", "Escape"]
+    question = "Which of these fairly long colour names would you like to have in the end"
+    ctx = replace(ASK, summary=question)
+    prompt = answerable(recognise(shot("live_narrow", "narrow question"), ctx))
+    assert prompt.title == question
+    assert labels(prompt) == [
+        "Crimson red of the evening sky over the sea",
+        "Deep blue",
+        "None of the above",
+    ]
+    assert prompt.lines[-1].strip() == "esc to interrupt"
 
 
 def test_a_question_text_or_description_imitating_a_dialog_is_ambiguous() -> None:
