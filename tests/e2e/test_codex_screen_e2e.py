@@ -297,3 +297,27 @@ def test_a_question_imitating_the_dialog_is_ambiguous(
         keys_for(prompt, "Blue")
     pane.send_keys("Escape")
     codex_hook_log.wait_for("Interrupt", since=n)
+
+
+def test_a_selection_view_is_answered_with_arrows_and_enter(
+    start_codex: StartCodex, codex_hook_log: HookLog, codex_home: CodexHome
+) -> None:
+    codex_home.trust_hooks = False  # Codex then opens on "Hooks need review"
+    codex_home.write()
+    pane = start_codex(wait_ready=False)
+    prompt = prompt_on(pane, Context())
+    assert (prompt.kind, prompt.title) == ("dialog", "Hooks need review")
+    label = "Continue without trusting (hooks won't run)"
+    assert [o.label for o in prompt.options] == ["Review hooks", "Trust all and continue", label]
+    keys = keys_for(prompt, label)
+    assert keys == ["Down", "Down", "Enter"]
+    for key in keys[:-1]:  # one arrow at a time, reading the marker back
+        at = prompt.selected
+        pane.send_keys(key)
+        prompt = prompt_on(pane, Context(), lambda p, at=at: p.selected != at)
+    assert prompt.options[prompt.selected or 0].label == label
+    pane.send_keys(keys[-1])
+    pane.wait_ready()
+    pane.send_text("hello")
+    pane.wait_for_screen("Hello from the fake model.")
+    assert codex_hook_log.events() == []  # continued without trusting: no hook ran
