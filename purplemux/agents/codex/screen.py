@@ -359,7 +359,10 @@ def _approval(heading: str, body: list[str], block: _Block) -> _Reading:
     if len(commands) > 1:
         raise _Refused("the dialog shows more than one `$ ` command line")
     if heading == RUN_HEADING:
-        command = fields.get("$ ")
+        # The command is the body's last part: from its `$ ` line on (blank lines too).
+        at = next((i for i, line in enumerate(body) if line.lstrip().startswith("$ ")), None)
+        rest = [line.strip() for line in body[at:]] if at is not None else []
+        command = " ".join(line for line in rest if line)[2:] or None
         title = f"Run: {_squash(command)}" if command else "Run a command"
         return _Reading("permission", heading, title, heading, tuple(options), command)
     if heading == EDIT_HEADING:

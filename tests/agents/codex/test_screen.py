@@ -345,6 +345,14 @@ def test_a_clipped_dialog_is_read_without_its_command() -> None:
     assert keys_for(prompt, "Yes, proceed") == ["y"]
 
 
+def test_a_command_with_a_blank_line_is_read_to_its_end() -> None:
+    screen = swap(APPROVAL, "$ sleep 3 && touch approved.txt", "$ echo a\n\n  rm b")
+    prompt = answerable(recognise(screen, replace(RUN, summary="Bash: echo a\n\nrm b")))
+    assert prompt.title == "Run: echo a rm b"
+    other = replace(RUN, summary="Bash: echo a\n\nrm c")
+    assert "not the one" in ambiguous(recognise(screen, other))
+
+
 def test_a_wrapped_option_label_is_joined() -> None:
     screen = swap(
         APPROVAL,
