@@ -53,7 +53,7 @@ def context_of(call: HookCall, since: float = 100.0) -> Context:
         since=since,
         tool=tool,
         summary=describe_tool(tool, tool_input),
-        lookalike=imitates_dialog(tool_input),
+        lookalike=imitates_dialog(tool_input, tool),
     )
 
 

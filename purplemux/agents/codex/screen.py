@@ -73,7 +73,7 @@ EDIT_HEADING = "Would you like to make the following edits?"
 APPROVAL_HEADING_START = "Would you like to "
 LIMITS_HEADING = "Approaching rate limits"
 QUESTION_TOOL = "request_user_input"
-TOOL_OF_HEADING = {RUN_HEADING: "Bash", EDIT_HEADING: "apply_patch"}
+TOOL_OF_HEADING = {RUN_HEADING: "Bash", EDIT_HEADING: "apply_patch"}  # see PATCH_TOOL
 """The tool the hooks name (PermissionRequest's tool_name) for each approval heading."""
 KEY_OF_HINT = {"esc": "Escape"}
 """tmux key names of hints that are not a single letter (`(esc)`)."""
@@ -592,11 +592,18 @@ def notes_keys(
     return [*_moves(prompt, index), "Tab"], text, ["Enter"]
 
 
-def imitates_dialog(tool_input: Any) -> bool:
+_LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_PATCH_PATHS = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): ")
+PATCH_TOOL = "apply_patch"
+
+
+def imitates_dialog(tool_input: Any, tool_name: str | None = None) -> bool:
     """Whether a tool call's input (a hook's tool_input: a command, a reason, a question and its
     options) holds text that could pass for part of a Codex dialog when drawn inside one: the
     selection marker, a line that starts like an option ("2. No"), a `$ ` command line, a
-    dialog's heading or footer. Checked on the whole input the hook received."""
+    dialog's heading or footer. Checked on the whole input the hook received, except for
+    apply_patch (`tool_name`), whose edit dialog draws only the patch's file names (the diff
+    goes to the history above the dialog): there only the `*** … File:` lines count."""
     budget = MAX_LOOKALIKE_SCAN
     stack: list[Any] = [tool_input]
     while stack:
@@ -609,7 +616,11 @@ def imitates_dialog(tool_input: Any) -> bool:
             budget -= len(value)
             if budget < 0:
                 return True
-            for line in re.split(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", value):
+            for line in _LINE_BREAKS.split(value):
+                if tool_name == PATCH_TOOL and not _PATCH_PATHS.match(line):
+                    continue
+                if tool_name == PATCH_TOOL:
+                    line = _PATCH_PATHS.sub("", line)
                 if _looks_like_dialog(line) or line.lstrip().startswith("$ "):
                     return True
     return False

@@ -463,3 +463,14 @@ def test_imitates_dialog(tool_input: object) -> None:
 )
 def test_does_not_imitate_a_dialog(tool_input: object) -> None:
     assert not imitates_dialog(tool_input)
+
+
+def test_a_patch_imitates_a_dialog_only_in_its_file_names() -> None:
+    # the edit dialog draws the destinations; the diff is drawn above the dialog
+    patch = (
+        "*** Begin Patch\n*** Update File: notes.md\n@@\n 1. item\n+› 2. No (esc)\n*** End Patch"
+    )
+    assert not imitates_dialog({"command": patch}, "apply_patch")
+    assert imitates_dialog({"command": patch})
+    named = "*** Begin Patch\n*** Add File: › 1. Yes, proceed (y)\n+x\n*** End Patch"
+    assert imitates_dialog({"command": named}, "apply_patch")
