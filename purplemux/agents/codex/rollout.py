@@ -180,7 +180,7 @@ class ReaderState:
     @classmethod
     def decode(cls, snap: dict[str, Any]) -> ReaderState:
         """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable."""
-        return cls(**{f.name: _DECODE[f.type](snap[f.name]) for f in fields(cls)})
+        return cls(**{f.name: _DECODE[str(f.type)](snap[f.name]) for f in fields(cls)})
 
 
 def _opt(kind: type[Any]) -> Callable[[Any], Any]:
@@ -460,10 +460,12 @@ class RolloutReader:
             self.state.tools[call_id] = TOOL_NAMES.get(name, name)
             self._dirty.add("current_tool")
             self._facts_at = at
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            if self.state.tools.pop(call_id, None) is not None:
-                self._dirty.add("current_tool")
-                self._facts_at = at
+        elif (
+            kind in ("function_call_output", "custom_tool_call_output")
+            and self.state.tools.pop(call_id, None) is not None
+        ):
+            self._dirty.add("current_tool")
+            self._facts_at = at
 
     def _token_count(self, p: dict[str, Any], at: float) -> None:
         info = p.get("info")
@@ -486,7 +488,7 @@ class RolloutReader:
     def _task_complete(self, p: dict[str, Any], key: str, at: float) -> None:
         error = p.get("error")
         last = _text(p.get("last_agent_message"), 2000)
-        if isinstance(error, dict) or isinstance(error, str):
+        if isinstance(error, dict | str):
             message = error.get("message") if isinstance(error, dict) else error
             text = _text(message, 300) or "API error"
             info = error.get("codex_error_info") if isinstance(error, dict) else None

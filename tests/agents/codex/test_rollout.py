@@ -151,7 +151,10 @@ F_ERRORS = [
         "We\u2019re currently experiencing high demand, which may cause temporary errors.",
         "internal_server_error",
     ),
-    ("exceeded retry limit, last status: 429 Too Many Requests", "response_too_many_failed_attempts"),
+    (
+        "exceeded retry limit, last status: 429 Too Many Requests",
+        "response_too_many_failed_attempts",
+    ),
     (
         "unexpected status 401 Unauthorized: scripted failure 401, url: "
         "http://127.0.0.1:18192/v1/responses",
@@ -359,8 +362,10 @@ def test_bad_lines_are_skipped_and_never_raise() -> None:
         b'{"type": "event_msg"}\n',
         b'{"type": "event_msg", "payload": "x"}\n',
         b'{"type": "event_msg", "payload": {"type": "task_complete", "error": 5}}\n',
-        b'{"type": "event_msg", "payload": {"type": "token_count", "info": [], "rate_limits": 3}}\n',
-        b'{"type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "AgentMessage", "content": "x"}}}\n',
+        b'{"type": "event_msg", "payload": {"type": "token_count", "info": [], '
+        b'"rate_limits": 3}}\n',
+        b'{"type": "event_msg", "payload": {"type": "item_completed", '
+        b'"item": {"type": "AgentMessage", "content": "x"}}}\n',
         b'{"type": "response_item", "payload": {"type": "function_call", "call_id": 5}}\n',
         b'{"type": "brand_new", "payload": {}}\n',
         b"\xff\xfe\n",
@@ -421,7 +426,7 @@ def test_a_truncated_or_replaced_file_starts_over(tmp_path: Path) -> None:
 
 
 def test_facts_with_rate_limits_survive_the_event_log() -> None:
-    reader, events = read(rollout("k2_limit"))
+    _, events = read(rollout("k2_limit"))
     (facts,) = [e for e in events if isinstance(e, TranscriptFacts)]
     back = event_from_json(json.loads(json.dumps(facts.to_json())))
     assert back.to_json() == facts.to_json()

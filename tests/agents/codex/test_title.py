@@ -99,7 +99,11 @@ def test_the_shown_id_prefix_names_the_thread(scenario: str) -> None:
 
 def test_a_thread_title_with_the_separator_in_it_is_kept_whole() -> None:
     parsed = parse_title("⠸ grep a | wc -l | proj", "proj")
-    assert (parsed.thread_title, parsed.project, parsed.claim) == ("grep a | wc -l", "proj", State.BUSY)
+    assert (parsed.thread_title, parsed.project, parsed.claim) == (
+        "grep a | wc -l",
+        "proj",
+        State.BUSY,
+    )
 
 
 def test_a_plain_title_of_another_project_claims_nothing() -> None:
