@@ -1,16 +1,23 @@
 """Codex's own thread records under CODEX_HOME, read read-only: which threads exist, where their
 rollouts are, how their newest turn ended, and which threads a TUI has opened.
 
-- `state_5.sqlite` table `threads`: one row per thread, written at the thread's **first prompt**
-  (with the rollout file and thread_history_1.sqlite), or when the daemon stops with the thread
-  loaded. A TUI that was started and never prompted has no row (verified on 0.171.0: 0 rows with
-  `mode=ro` and with a read-write connection alike; the WAL is read either way). A thread that
-  was never prompted and unloaded after its TUI quit got no row at all.
+Verified on 0.171.0 (a real TUI in tmux, 2026-12-02):
+- `state_5.sqlite` table `threads`: one row per thread, written at the thread's **first prompt**,
+  together with the rollout file and thread_history_1.sqlite (which does not exist before). A
+  TUI started and never prompted has no row: 0 rows with `mode=ro` and with a read-write
+  connection alike (the WAL is read either way; the main file stays 4 KB, all in the WAL). A
+  never-prompted thread got no row when the daemon unloaded it (~60 s after its TUI quit), nor
+  at `daemon stop` (which did write its rollout, session_meta only); the a_start_idle capture
+  did show such a row after daemon stop, so do not count on either.
 - `thread_history_1.sqlite` table `thread_turns`: a turn's status, inProgress (also while an
-  approval waits) then completed / interrupted / failed (with error_json).
-- `tui-thread-reference-capabilities/<thread id>`: an empty file written when a TUI creates or
-  opens a thread (at TUI start, /new, /clear, resume), ~50 ms after the thread id is minted; it
-  stays after the TUI quits. The only on-disk trace of a thread before its first prompt.
+  approval waits) then completed / interrupted / failed (with error_json, camelCase keys).
+- `tui-thread-reference-capabilities/<thread id>`: an empty file written when a TUI creates a
+  thread (at TUI start, ~5 s before the pane title is ready; at /new), ~50 ms after the id is
+  minted. It stays after the TUI quits: the only on-disk trace of a thread before its first
+  prompt, and its mtime says when it was opened (not which pane opened it).
+- `thread-writer-locks/<id>.lock`: created with the id; the daemon holds a flock on it while
+  the thread is loaded and released it at the idle unload (not read here).
+- A thread id is a UUIDv7: its first 48 bits are the creation time in ms (created_at_ms to 3 ms).
 
 Both databases are WAL-mode and written often by the daemon. Each read opens its own read-only
 connection (`file:…?mode=ro`, never creating a file) and closes it before returning: nothing is
