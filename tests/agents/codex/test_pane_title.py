@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from purplemux.agents.codex.title import PaneTitle, parse_title
+from purplemux.agents.codex.pane_title import PaneTitle, parse_title
 from purplemux.model import State
 from tests.agents.codex.samples import SAMPLES, rollout, screen_titles, thread_id
 
@@ -104,6 +104,11 @@ def test_a_thread_title_with_the_separator_in_it_is_kept_whole() -> None:
         "proj",
         State.BUSY,
     )
+
+
+def test_a_run_state_word_never_seen_claims_nothing() -> None:
+    parsed = parse_title("Starting | proj", "proj")
+    assert (parsed.run_state, parsed.claim) == ("Starting", None)
 
 
 def test_a_plain_title_of_another_project_claims_nothing() -> None:

@@ -30,6 +30,8 @@ SEPARATOR = " | "
 ACTION_REQUIRED = ("[ . ] Action Required", "[ ! ] Action Required")
 BUSY_WORDS = frozenset({"Working", "Thinking"})
 IDLE_WORDS = frozenset({"Ready"})
+OTHER_WORDS = frozenset({"Starting"})
+"""Run-state words in the binary that were not seen on screen: read, no state claimed."""
 ID_PREFIX_LEN = 29
 """Codex cuts the thread id to its first 29 characters plus "..." (enough to match an id)."""
 _SPINNER = re.compile(r"^[\u2800-\u28ff] ")
@@ -77,7 +79,7 @@ def parse_title(title: str, project: str | None = None) -> PaneTitle:
     if action:
         parts = parts[1:]
     run_state = None
-    if parts and (parts[0] in BUSY_WORDS or parts[0] in IDLE_WORDS):
+    if parts and parts[0] in BUSY_WORDS | IDLE_WORDS | OTHER_WORDS:
         run_state, parts = parts[0], parts[1:]
     thread_id = None
     for i, part in enumerate(parts):
@@ -111,6 +113,8 @@ def _claim(spinner: bool, action: bool, run_state: str | None, matched: bool) ->
         return State.BUSY
     if run_state in IDLE_WORDS:
         return State.IDLE
+    if run_state is not None:  # a word it shows but this does not know the meaning of
+        return None
     # A plain title is idle only if it is surely Codex's: tmux's default title (the host name)
     # looks like a bare project, and a thread-id-only title never shows a state.
     return State.IDLE if matched else None
