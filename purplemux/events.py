@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from purplemux.model import BackgroundTask, TmuxLocation, Tokens
+from purplemux.model import BackgroundTask, RateLimits, TmuxLocation, Tokens
 
 
 class Kind(StrEnum):
@@ -90,7 +90,7 @@ class Event:
         out: dict[str, Any] = {"kind": self.kind.value}
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, TmuxLocation | Tokens):
+            if isinstance(value, TmuxLocation | Tokens | RateLimits):
                 value = {g.name: getattr(value, g.name) for g in fields(value)}
             elif isinstance(value, tuple):
                 value = [{g.name: getattr(t, g.name) for g in fields(t)} for t in value]
@@ -280,6 +280,10 @@ class TranscriptFacts(Event):
     title: str | None = None
     compacted: bool = False
     """A compact boundary was read: the context size is unknown until the next reply."""
+    context_window: int | None = None
+    """The context window the agent itself reported (Codex); None: look it up by model."""
+    rate_limits: RateLimits | None = None
+    """The agent's usage limits as it last reported them (Codex)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -362,6 +366,8 @@ def event_from_json(data: dict[str, Any]) -> Event:
         kwargs["tmux"] = TmuxLocation(**kwargs["tmux"])
     if kwargs.get("tokens"):
         kwargs["tokens"] = Tokens(**kwargs["tokens"])
+    if kwargs.get("rate_limits"):
+        kwargs["rate_limits"] = RateLimits(**kwargs["rate_limits"])
     if kwargs.get("background_tasks") is not None:
         kwargs["background_tasks"] = tuple(BackgroundTask(**t) for t in kwargs["background_tasks"])
     if "source" in kwargs:

@@ -49,6 +49,24 @@ class Tokens:
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimits:
+    """An agent's usage limits as it last reported them (Codex's token_count `rate_limits`).
+
+    Flat, so events and records carry it like Tokens. primary is the short window (300 min:
+    5 h), secondary the long one (10080 min: 7 d); a percent is used, not left; resets_at is
+    unix seconds. reached_type is Codex's `rate_limit_reached_type` (None: no limit reached).
+    """
+
+    primary_percent: float | None = None
+    primary_window_minutes: int | None = None
+    primary_resets_at: float | None = None
+    secondary_percent: float | None = None
+    secondary_window_minutes: int | None = None
+    secondary_resets_at: float | None = None
+    reached_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LastEvent:
     """The name and source time of the newest event applied to a session."""
 
