@@ -419,6 +419,8 @@ def _transcript(s: Session, e: ev.TranscriptFacts, changes: dict[str, Any]) -> N
         changes["context_tokens"] = None
     if e.context_tokens is not None:
         changes["context_tokens"] = e.context_tokens
+    if e.context_window is not None:
+        changes["context_window"] = e.context_window
     if e.retries is not None:
         # Retries only mean something while a turn runs (2.1.332: busy, no hook).
         busy = s.state in (State.BUSY, State.UNKNOWN)

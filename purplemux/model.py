@@ -129,6 +129,9 @@ class Session:
     permission_mode: str | None = None
     context_tokens: int | None = None
     """Tokens in the context now: the newest main-chain reply's input + cache tokens."""
+    context_window: int | None = None
+    """The model's context window as the agent reports it (Codex's rollout), else None: the
+    model table (session_facts) says."""
     long_context: bool = False
     """The session runs a 1M-context model variant (a "[1m]" model id was seen)."""
     cost_usd: float | None = None
@@ -181,7 +184,11 @@ class Session:
             "title": self.title,
             "permission_mode": self.permission_mode,
             "context": session_facts.context(
-                self.context_tokens, self.model, self.long_context, self.compacting, window
+                self.context_tokens,
+                self.model,
+                self.long_context,
+                self.compacting,
+                window if window is not None else self.context_window,
             ),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "cost_source": self.cost_source,
@@ -198,6 +205,7 @@ class Session:
             data.pop(derived)
         data["title_at"] = self.title_at
         data["context_tokens"] = self.context_tokens
+        data["context_window"] = self.context_window
         data["long_context"] = self.long_context
         data["pending_tool"] = _flat(self.pending_tool) if self.pending_tool else None
         data["recent_tools"] = [_flat(t) for t in self.recent_tools]
@@ -239,6 +247,7 @@ class Session:
             title_at=float(data.get("title_at") or 0.0),
             permission_mode=data.get("permission_mode"),
             context_tokens=data.get("context_tokens"),
+            context_window=data.get("context_window"),
             long_context=bool(data.get("long_context")),
             cost_usd=data.get("cost_usd"),
             cost_source=data.get("cost_source"),

@@ -347,7 +347,11 @@ def _facts_input(s: Session, name: str, window: int | None) -> dict[str, Any]:
         "name": name,
         "permission_mode": s.permission_mode,
         "context": session_facts.context(
-            s.context_tokens, s.model, s.long_context, s.compacting, window
+            s.context_tokens,
+            s.model,
+            s.long_context,
+            s.compacting,
+            window if window is not None else s.context_window,
         ),
         "cost_usd": s.cost_usd,
         "retries": s.retries,

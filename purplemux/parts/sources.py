@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from purplemux import events as ev
+from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
@@ -69,14 +70,35 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
 
 
 async def transcripts(rt: Runtime) -> None:
-    """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model).
+    """Follow each live session's transcript (interrupts, lost Stops, snippet, tokens, model):
+    Claude's under its config dir, Codex's rollouts under its home, each with its agent's reader.
 
-    A big transcript is read tail first (state and last answer at once), its history summed in
-    the background; how far each was read is stored, so a restart continues from there."""
-    tailer = TranscriptTailer(root=rt.settings.claude_dir / "projects", stats=rt.transcripts)
-    tailer.remember(await rt.store.call(lambda s: s.load_transcript_offsets()))
+    A big Claude transcript is read tail first (state and last answer at once), its history
+    summed in the background; how far each was read is stored, so a restart continues there."""
+    tailers = {
+        "claude": TranscriptTailer(root=rt.settings.claude_dir / "projects", stats=rt.transcripts)
+    }
+    if rt.settings.codex_dir is not None:
+        tailers["codex"] = TranscriptTailer(
+            root=rt.settings.codex_dir / "sessions",
+            stats=rt.transcripts,
+            reader=RolloutReader,
+            tail_first=False,  # every token_count repeats the totals: read straight through
+        )
+    stored = await rt.store.call(lambda s: s.load_transcript_offsets())
+    for tailer in tailers.values():
+        tailer.remember(dict(stored))
+
+    def tailer_of(session: Session) -> TranscriptTailer | None:
+        return tailers.get(session.agent)
 
     def on_watch(session: Session, path: str | None) -> None:
+        tailer = tailer_of(session)
+        for other in tailers.values():
+            if other is not tailer:
+                other.unwatch(session.id)  # (a session never changes agent; a guard only)
+        if tailer is None:
+            return
         if path:
             tailer.watch(session.id, Path(path))
         else:
@@ -84,33 +106,42 @@ async def transcripts(rt: Runtime) -> None:
 
     unsubscribe = rt.engine.subscribe(watch=on_watch)
     for session in list(rt.engine.sessions.values()):
-        if session.transcript_path and not session.ended:
-            tailer.watch(session.id, Path(session.transcript_path))
+        follows = tailer_of(session)
+        if follows is not None and session.transcript_path and not session.ended:
+            follows.watch(session.id, Path(session.transcript_path))
     try:
         # The history summing and the offset saver are this part's own: in its TaskGroup, so
         # one that crashes ends the part (logged, restarted by the supervisor), never silently.
         async with asyncio.TaskGroup() as group:
-            group.create_task(tailer.backfill(), name="transcript-history")
-            group.create_task(_save_offsets(rt, tailer), name="transcript-offsets")
-            async for batch in tailer.events(backfill=False):
-                for event in batch[:-1]:
-                    # A first read of a long transcript gives thousands of events: wait for
-                    # room in the queue rather than park each one in a task of its own.
-                    await rt.engine.put(event)
-                # Stored before the next batch is asked for: the tailer then counts what it
-                # read for this one as safe to resume after.
-                await rt.engine.submit(batch[-1])
-                del batch  # a catch-up batch can be huge: not kept until the next one comes
+            for name, tailer in tailers.items():
+                group.create_task(tailer.backfill(), name=f"transcript-history-{name}")
+                group.create_task(_save_offsets(rt, tailer), name=f"transcript-offsets-{name}")
+                group.create_task(_follow(rt, tailer), name=f"transcripts-{name}")
     finally:
-        tailer.stop()  # a read or sum still in its thread ends within a block
         unsubscribe()
-        if rows := tailer.checkpoint():
+        for tailer in tailers.values():
+            tailer.stop()  # a read or sum still in its thread ends within a block
+        rows = [row for tailer in tailers.values() for row in tailer.checkpoint()]
+        if rows:
             # Stored even while stopping: the next start resumes here, not from the start.
             try:
                 async with asyncio.timeout(OFFSETS_SAVE_TIMEOUT):
                     await asyncio.shield(rt.store.call(lambda s: s.save_transcript_offsets(rows)))
             except Exception:
                 log.exception("could not store the transcript offsets")
+
+
+async def _follow(rt: Runtime, tailer: TranscriptTailer) -> None:
+    """Hand one tailer's events to the engine, a batch at a time."""
+    async for batch in tailer.events(backfill=False):
+        for event in batch[:-1]:
+            # A first read of a long transcript gives thousands of events: wait for room in
+            # the queue rather than park each one in a task of its own.
+            await rt.engine.put(event)
+        # Stored before the next batch is asked for: the tailer then counts what it read for
+        # this one as safe to resume after.
+        await rt.engine.submit(batch[-1])
+        del batch  # a catch-up batch can be huge: not kept until the next one comes
 
 
 async def _save_offsets(rt: Runtime, tailer: TranscriptTailer) -> None:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from purplemux.agents.codex import threads
+from purplemux.agents.codex.pane_title import PaneTitle, parse_title
 from purplemux.agents.codex.panes import Link, PaneKey, Thread, TuiPane, link
 from purplemux.agents.codex.process import codex_home, is_codex
-from purplemux.agents.codex.title import Title, parse
 from purplemux.events import (
     Event,
     ProcessGone,
@@ -40,6 +40,7 @@ from purplemux.events import (
     StatusIdle,
     StatusWaiting,
 )
+from purplemux.model import State
 from purplemux.sources.processes import Pane, ProcessTable, socket_from_tmux_env, tmux_env
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,7 @@ TITLE_FORMAT = (
     "#{pane_id}\t#{pane_pid}\t#{session_name}\t#{window_index}\t#{socket_path}\t#{pane_title}"
 )
 AGENT = "codex"
-REFERENCES = "tui-thread-reference-capabilities"
-STATE_DB = "state_5.sqlite"
+REFERENCES = threads.OPENED_DIR
 
 
 def parse_panes(lines: Iterable[str], socket: str) -> list[tuple[Pane, str]]:
@@ -64,54 +64,28 @@ def parse_panes(lines: Iterable[str], socket: str) -> list[tuple[Pane, str]]:
     return out
 
 
-def uuid7_time(thread_id: str) -> float | None:
-    """The creation time (unix seconds) a UUIDv7 carries in its first 48 bits."""
-    digits = thread_id.replace("-", "")[:12]
-    try:
-        return int(digits, 16) / 1000.0 if len(digits) == 12 else None
-    except ValueError:
-        return None
-
-
 def read_threads(home: str) -> list[Thread]:
-    """A CODEX_HOME's threads: the state DB's rows (read-only, closed again at once) and the
-    thread ids TUIs opened (reference files); [] for what cannot be read."""
+    """A CODEX_HOME's threads as the linker needs them: the state DB's rows (prompted threads,
+    read-only, closed again at once) and the ids TUIs opened (reference files: a thread not
+    prompted yet has no row); [] for what cannot be read."""
     found: dict[str, Thread] = {}
-    refs = Path(home) / REFERENCES
-    try:
-        names = os.listdir(refs)
-    except OSError:
-        names = []
-    for name in names:
-        created = uuid7_time(name)
-        if created is not None:
-            found[name] = Thread(id=name, home=home, created=created)
-    db = Path(home) / STATE_DB
-    if db.is_file():
-        try:
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
-            try:
-                rows = conn.execute(
-                    "SELECT id, cwd, title, rollout_path, created_at FROM threads"
-                    " WHERE coalesce(archived, 0) = 0"
-                ).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            log.debug("cannot read %s: %s", db, exc)
-            rows = []
-        for tid, cwd, title, rollout, created_at in rows:
-            if not isinstance(tid, str):
-                continue
-            created = uuid7_time(tid) or float(created_at or 0)
-            found[tid] = Thread(
-                id=tid,
-                home=home,
-                created=created,
-                cwd=cwd if isinstance(cwd, str) else None,
-                title=title if isinstance(title, str) and title else None,
-                rollout_path=rollout if isinstance(rollout, str) else None,
-            )
+    for opened in threads.opened_threads(Path(home)):
+        found[opened.id] = Thread(id=opened.id, home=home, created=opened.opened_at)
+    read = threads.read_threads(Path(home))
+    if read.reason:
+        log.debug("codex threads of %s: %s", home, read.reason)
+    for row in read.rows:
+        if row.archived:
+            continue
+        created = threads.uuid7_time(row.id) or row.created_at or 0.0
+        found[row.id] = Thread(
+            id=row.id,
+            home=home,
+            created=created,
+            cwd=row.cwd,
+            title=row.title or None,
+            rollout_path=row.rollout_path,
+        )
     return list(found.values())
 
 
@@ -143,12 +117,27 @@ class _Tui:
     started: float
     cwd: str | None
     home: str | None
+    project: str | None
 
 
-def _state(title: Title) -> str:
-    if title.action_required:
+def _state(title: PaneTitle) -> str | None:
+    """What the title says of the session: waiting, busy, idle, or None (it says nothing)."""
+    if title.claim is State.NEEDS_INPUT:
         return "waiting"
-    return "busy" if title.busy else "idle"
+    if title.claim is State.BUSY:
+        return "busy"
+    return "idle" if title.claim is State.IDLE else None
+
+
+def project_name(cwd: str | None) -> str | None:
+    """The name Codex shows for a folder: its git root's, else its own (blocking: stats)."""
+    if not cwd:
+        return None
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder.name or None
+    return path.name or None
 
 
 class CodexPanes:
@@ -194,7 +183,10 @@ class CodexPanes:
             if home is None or os.path.realpath(home) not in self._homes:
                 tuis[(pane.socket, pane.pane_id)] = None
                 continue
-            tuis[(pane.socket, pane.pane_id)] = _Tui(pid, info.create_time, _cwd(pid), home)
+            cwd = _cwd(pid)
+            tuis[(pane.socket, pane.pane_id)] = _Tui(
+                pid, info.create_time, cwd, home, project_name(cwd)
+            )
         self._tuis = tuis
 
     def unplaced_sockets(self, table: ProcessTable, known: set[str]) -> set[str]:
@@ -225,9 +217,8 @@ class CodexPanes:
             tui = self._tuis.get(key)
             if tui is None:
                 continue
-            current.append(
-                TuiPane(pane.location(), tui.pid, tui.started, tui.cwd, tui.home, parse(raw))
-            )
+            title = parse_title(raw, tui.project)
+            current.append(TuiPane(pane.location(), tui.pid, tui.started, tui.cwd, tui.home, title))
         homes = {p.home for p in current if p.home}
         if any(self._needs_threads(p) for p in current):
             for home in homes:
@@ -250,7 +241,7 @@ class CodexPanes:
             if old is None or old.thread != new.thread or old.pid != new.pid:
                 out.append(self._seen(tp, new, thread, now))
             state = _state(tp.title)
-            if self._told.get(tp.key) != state:
+            if state is not None and self._told.get(tp.key) != state:
                 self._told[tp.key] = state
                 out.append(self._status(tp, new, state, thread, now))
         self._links = links

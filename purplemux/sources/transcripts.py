@@ -10,7 +10,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -93,6 +93,12 @@ class _History:
 class _Watched:
     path: Path
     reader: TranscriptReader
+    new_reader: Callable[[str], Any] = TranscriptReader
+    """Makes this file's reader: Claude's TranscriptReader, or an agent's own with the same
+    feed/sync/snapshot/restore shape (agents/codex/rollout.py), read straight through."""
+    tail_first: bool = True
+    """A big file is read tail first, its history summed behind (Claude's transcripts); an
+    agent whose every entry repeats the totals (Codex's rollout) is read straight through."""
     refused: bool = False
     """Not a file we read (a FIFO, a device): left alone until the session names another."""
     fresh: bool = True
@@ -216,7 +222,7 @@ def _first_read(
     snap, w.resume = w.resume, None
     base: TranscriptReader | None = None
     if snap is not None:
-        base = TranscriptReader(sid)
+        base = w.new_reader(sid)
         same = [snap.get("dev"), snap.get("ino")] == list(ident)
         state = snap.get("state")
         usable = same and isinstance(state, dict) and base.restore(state, ident)
@@ -227,7 +233,7 @@ def _first_read(
             stats.resumed += 1
     floor = base.offset if base is not None else 0
     quiet_base = base is not None and base.quiet
-    if st.st_size - floor > TAIL_FIRST or quiet_base:
+    if w.tail_first and (st.st_size - floor > TAIL_FIRST or quiet_base):
         got = _tail(f, st, sid, floor, stats, stop)
         if got is None and quiet_base:
             # A history summed up to here, and too little after it for a tail: a tail from here.
@@ -244,7 +250,7 @@ def _first_read(
             w.history = _History(history, start)
             w.snap = None
             return events
-    reader = base or TranscriptReader(sid)
+    reader = base or w.new_reader(sid)
     reader.sync(st)
     w.reader = reader
     if base is not None:
@@ -322,10 +328,14 @@ class TranscriptTailer:
         step_ms: int = 10,
         recheck_ms: int = 2000,
         stats: TranscriptStats | None = None,
+        reader: Callable[[str], Any] = TranscriptReader,
+        tail_first: bool = True,
     ) -> None:
         self.debounce_ms, self.step_ms, self.recheck_ms = debounce_ms, step_ms, recheck_ms
         self.root = root
         """Only transcripts under this folder are read (`$CLAUDE_CONFIG_DIR/projects`)."""
+        self._new_reader = reader
+        self._tail_first = tail_first
         self.stats = stats if stats is not None else TranscriptStats()
         self._watched: dict[str, _Watched] = {}
         self._refused: set[str] = set()
@@ -380,7 +390,9 @@ class TranscriptTailer:
         p = Path(os.path.abspath(path))
         current = self._watched.get(session_id)
         if current is None or current.path != p:
-            w = self._watched[session_id] = _Watched(p, TranscriptReader(session_id))
+            w = self._watched[session_id] = _Watched(
+                p, self._new_reader(session_id), self._new_reader, self._tail_first
+            )
             row = self._stored.pop(session_id, None)
             if row is not None and row.get("path") == str(p):
                 w.resume = row

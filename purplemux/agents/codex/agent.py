@@ -5,6 +5,7 @@ from __future__ import annotations
 from purplemux.agents.base import Agent
 from purplemux.agents.codex.hooks import to_event
 from purplemux.agents.codex.process import is_codex
+from purplemux.agents.codex.screen import recognise
 
 AGENT = Agent(
     name="codex",
@@ -12,6 +13,6 @@ AGENT = Agent(
     hook_event=to_event,
     pane_from_hook=False,
     is_tui=is_codex,
-    recognise=lambda screen, ctx: None,  # replaced by agents/codex/screen.py
+    recognise=recognise,
     key_guard=0.0,
 )

@@ -10,7 +10,7 @@ What differs from Claude, and how it maps:
   are paired by the command alone (`digest`), as PostToolUse is;
 - `Interrupt` (Esc, or a denied approval) is its own hook: an Interrupt;
 - nothing fires when an approval is answered or a turn fails: the pane title and the rollout say
-  so (agents/codex/title.py, rollout.py);
+  so (agents/codex/pane_title.py, rollout.py);
 - Pre/PostModelRequest carry no state: logged as `Other`.
 """
 
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from purplemux import events as ev
+from purplemux.agents.codex.screen import imitates_dialog
 from purplemux.agents.payload import MAX_ID, MAX_SHORT, describe_tool, first_question
 from purplemux.agents.payload import digest as _digest
 from purplemux.agents.payload import text as _text
 from purplemux.events import Event
-from purplemux.prompts import imitates_dialog
 
 QUESTION_TOOL = "request_user_input"
 
@@ -59,7 +59,7 @@ def _pre_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
             tool_use_id=use_id,
             digest=digest(tool_input),
             question=first_question(tool_input) if isinstance(tool_input, Mapping) else None,
-            lookalike=imitates_dialog(tool_input),
+            lookalike=imitates_dialog(tool_input, tool),
         )
     return ev.ToolStart(
         **c,
@@ -67,7 +67,7 @@ def _pre_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
         tool_use_id=use_id,
         digest=digest(tool_input),
         summary=describe_tool(tool, tool_input),
-        lookalike=imitates_dialog(tool_input),
+        lookalike=imitates_dialog(tool_input, tool),
     )
 
 
@@ -79,7 +79,7 @@ def _permission(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
         tool_name=tool,
         digest=digest(tool_input),
         waiting_for=describe_tool(tool, tool_input),
-        lookalike=imitates_dialog(tool_input),
+        lookalike=imitates_dialog(tool_input, tool),
     )
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from purplemux.agents.codex.title import Title
+from purplemux.agents.codex.pane_title import PaneTitle
 from purplemux.model import TmuxLocation
 
 START_WINDOW = 10.0
@@ -49,7 +49,7 @@ class TuiPane:
     started: float
     cwd: str | None
     home: str | None
-    title: Title
+    title: PaneTitle
 
     @property
     def key(self) -> PaneKey:

@@ -35,6 +35,9 @@ from typing import Any
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import RateLimits, Tokens
 
+AGENT = "codex"
+"""The agent every event of a rollout speaks for."""
+
 SNAPSHOT_VERSION = 1
 MAX_LINE = 1 << 20
 """Longer lines are skipped unread (session_meta's base_instructions is ~20 KB; a huge command
@@ -528,6 +531,7 @@ class RolloutReader:
                 at=at,
                 id=f"rollout:{self.session_id}:{key}",
                 source=Source.TRANSCRIPT,
+                agent=AGENT,
                 **extra,
             )
         )
@@ -557,6 +561,7 @@ class RolloutReader:
                 id=f"rollout:{self.session_id}:facts:"
                 f"{self.identity[1] if self.identity else 0}:{self._line_start}{tag}",
                 source=Source.TRANSCRIPT,
+                agent=AGENT,
                 cwd=s.cwd if "cwd" in d else None,
                 snippet=s.snippet if "snippet" in d else None,
                 model=s.model if "model" in d else None,
