@@ -124,6 +124,10 @@ def test_a_turn_is_busy_then_review_with_the_answer_and_its_tokens(
     assert done["tmux"]["pane"] == pane.pane_id  # the hook's pane (the daemon's) never wins
     assert done["view"]["headline"].startswith("Codex · ")
     assert "Hello from the fake model." in (done["snippet"] or "")
+    # The rollout's token_count: tokens, and the context of the model's own window.
+    counted = feed.wait(sid, lambda s: bool(s["context"]), since=mark, what="context").session
+    assert counted["tokens"]["input"] + counted["tokens"]["cache_read"] > 0
+    assert counted["context"]["window"] == 258400
 
 
 def test_two_panes_on_one_app_server_each_on_their_own_row(
@@ -214,10 +218,11 @@ def test_a_failed_turn_is_not_left_busy(
     mark = feed.mark()
     prompt(pane, "ERROR:500 please")
     feed.wait_state(sid, "busy", since=mark)
-    settled = feed.wait(
-        sid, lambda s: s["state"] in ("review", "idle"), since=mark, timeout=30, what="settled"
-    )
-    assert settled.session["state"] != "busy"
+    # The rollout's task_complete with an error ends it: a review that says why.
+    failed = feed.wait(
+        sid, lambda s: s["state"] == "review" and bool(s["error"]), since=mark, timeout=30
+    ).session
+    assert failed["view"]["error"] and failed["view"]["headline"].startswith("Codex · proj · failed")
 
 
 def test_a_question_is_needs_input_and_its_answer_moves_on(
@@ -249,8 +254,16 @@ def test_clear_starts_a_new_session_on_the_same_pane(
     pane.send_text("/clear")
     pane.wait_ready()
     prompt(pane, "hello after clear")
-    new = on_pane(feed, pane, since=mark, state="review").session["id"]
-    assert new != old
+    new = feed.wait(
+        None,
+        lambda s: s["id"] != old
+        and s.get("agent") == "codex"
+        and (s.get("tmux") or {}).get("pane") == pane.pane_id
+        and s["state"] == "review",
+        since=mark,
+        timeout=30,
+        what="the new session on the same pane",
+    ).session["id"]
     gone = daemon.session(old) or {}
     assert gone.get("ended") and (gone.get("tmux") or {}).get("pane") in (None, pane.pane_id)
     assert [s["id"] for s in daemon.sessions() if (s["tmux"] or {}).get("pane") == pane.pane_id]
