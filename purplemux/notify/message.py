@@ -12,7 +12,13 @@ if TYPE_CHECKING:
     from purplemux.prompts import Prompt
 
 PUSH_ACTIONS = ("Yes", "No")
-"""A permission prompt's notification answers with these labels (when it shows both)."""
+"""A permission prompt's notification answers with these buttons (when it shows both)."""
+PUSH_LABELS: dict[str, tuple[str, ...]] = {
+    "Yes": ("Yes", "Yes, proceed"),
+    "No": ("No", "No, and tell Codex what to do differently"),
+}
+"""Each button's option, as each agent labels it (Claude, Codex): a one-time approval and the
+refusal, never "always allow"."""
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
@@ -37,13 +43,12 @@ def push_payload(
         payload["prompt_id"] = prompt.id
         payload["prompt_kind"] = prompt.kind
         labels = {o.label for o in prompt.options}
+        options = [next((x for x in PUSH_LABELS[a] if x in labels), None) for a in PUSH_ACTIONS]
         # A prompt with two readings gets no buttons: any answer to it is refused anyway.
-        if (
-            prompt.kind == "permission"
-            and prompt.ambiguous is None
-            and all(a in labels for a in PUSH_ACTIONS)
-        ):
-            payload["actions"] = list(PUSH_ACTIONS)
+        if prompt.kind == "permission" and prompt.ambiguous is None and all(options):
+            payload["actions"] = options  # the labels /answer takes
+            if options != list(PUSH_ACTIONS):
+                payload["action_titles"] = list(PUSH_ACTIONS)  # what the buttons say
     return payload
 
 

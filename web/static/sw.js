@@ -103,7 +103,12 @@ self.addEventListener("push", (event) => {
   if (data.prompt_id) options.data.prompt_id = data.prompt_id;
   // A permission prompt answers from the notification: one action per option label.
   if (data.prompt_id && Array.isArray(data.actions)) {
-    options.actions = data.actions.map((label) => ({ action: String(label), title: String(label) }));
+    // The action is the option's label (what /answer takes); its title may be shorter.
+    const titles = Array.isArray(data.action_titles) ? data.action_titles : data.actions;
+    options.actions = data.actions.map((label, i) => ({
+      action: String(label),
+      title: String(titles[i] ?? label),
+    }));
     options.requireInteraction = true;
   }
   event.waitUntil(self.registration.showNotification(title, options));

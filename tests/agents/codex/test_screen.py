@@ -474,3 +474,25 @@ def test_a_patch_imitates_a_dialog_only_in_its_file_names() -> None:
     assert imitates_dialog({"command": patch})
     named = "*** Begin Patch\n*** Add File: › 1. Yes, proceed (y)\n+x\n*** End Patch"
     assert imitates_dialog({"command": named}, "apply_patch")
+
+
+def test_a_codex_approvals_push_answers_with_its_own_labels_under_yes_and_no() -> None:
+    """The notification's buttons say Yes / No; each posts the option Codex itself shows."""
+    from purplemux.model import PendingTool, Session, State, TmuxLocation
+    from purplemux.notify.message import push_payload
+
+    prompt = answerable(recognise(APPROVAL, RUN))
+    session = Session(
+        id="s1",
+        agent="codex",
+        state=State.NEEDS_INPUT,
+        tmux=TmuxLocation("%1"),
+        waiting_for="Bash: sleep 3 && touch approved.txt",
+        pending_tool=PendingTool("Bash", "d1"),
+    )
+    payload = push_payload(session, prompt)
+    assert payload["actions"] == ["Yes, proceed", "No, and tell Codex what to do differently"]
+    assert payload["action_titles"] == ["Yes", "No"]
+    assert payload["title"].startswith("Codex · ")
+    never = labels(prompt)[1]  # "Yes, and don't ask again…" is never a notification's button
+    assert never not in payload["actions"]
