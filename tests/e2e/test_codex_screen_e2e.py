@@ -25,8 +25,8 @@ from purplemux.agents.codex.screen import (
     notes_keys,
     recognise,
 )
+from purplemux.agents.payload import describe_tool
 from purplemux.prompts import Context, Prompt
-from purplemux.sources.hooks import describe_tool
 
 from .codex_fixtures import StartCodex
 from .codex_harness import CodexHome, CodexPane
