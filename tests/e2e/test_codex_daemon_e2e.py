@@ -329,3 +329,33 @@ def test_hooks_fired_while_the_daemon_was_down_are_kept(
     )
     names = [e["name"] for e in daemon.api("GET", f"/api/sessions/{sid}/events")["events"]]
     assert "UserPromptSubmit" in names and "Stop" in names
+
+
+def test_an_approval_answered_by_label_through_the_api_runs_the_command(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
+) -> None:
+    """/screen reads Codex's dialog with Codex's eyes; /answer presses the key its label shows
+    (no key guard to wait for), audited; the command runs."""
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "RUN:touch by-label.txt")
+    feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+    shown = wait_until(
+        lambda: (daemon.api("GET", f"/api/sessions/{sid}/screen") or {}).get("prompt"),
+        timeout=10,
+        describe="the dialog on /screen",
+    )
+    assert shown["kind"] == "permission" and shown["title"] == "Run: touch by-label.txt"
+    assert [o["label"] for o in shown["options"]][0] == "Yes, proceed"
+    done = daemon.api(
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": shown["id"], "option": "Yes, proceed", "by": "api"},
+    )
+    assert done["answered"] == "Yes, proceed" and done["keys"] == ["y"]
+    wait_until(lambda: (codex_home.project / "by-label.txt").exists(), 15, describe="it ran")
+    feed.wait_state(sid, "review", since=mark, timeout=30)
+    audit = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+    answers = [e for e in audit if e["kind"] == "answer"]
+    assert [(a["by"], a["option"]) for a in answers] == [("api", "Yes, proceed")]
