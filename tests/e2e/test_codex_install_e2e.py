@@ -107,7 +107,8 @@ class _Responses(BaseHTTPRequestHandler):
             ),
         ]
         for name, data in events:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode())
+            payload = json.dumps({"type": name, **data})
+            self.wfile.write(f"event: {name}\ndata: {payload}\n\n".encode())
             self.wfile.flush()
         self.close_connection = True
 
@@ -181,9 +182,7 @@ def test_installed_hooks_run_trusted_in_codex_exec_and_uninstall_restores(
         folder.mkdir(parents=True)
     # The user's own hook, on Stop, trusted by them: it must keep running next to ours.
     own_log = tmp_path / "own-hook.log"
-    own_group = {
-        "hooks": [{"type": "command", "command": f"cat >> '{own_log}'", "timeout": 5}]
-    }
+    own_group = {"hooks": [{"type": "command", "command": f"cat >> '{own_log}'", "timeout": 5}]}
     hooks_path = codex_home / "hooks.json"
     hooks_before = (json.dumps({"hooks": {"Stop": [own_group]}}, indent=2) + "\n").encode()
     hooks_path.write_bytes(hooks_before)
@@ -216,7 +215,7 @@ def test_installed_hooks_run_trusted_in_codex_exec_and_uninstall_restores(
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Hi." in run.stdout
     ran = {line.removeprefix("hook: ") for line in run.stderr.splitlines()}
-    assert TURN_EVENTS <= ran, run.stderr[-3000:]
+    assert ran >= TURN_EVENTS, run.stderr[-3000:]
 
     # One spooled event per hook that fired, each from our command, none missing.
     expected = Counter({event: 1 for event in TURN_EVENTS | {"SessionEnd"}})
