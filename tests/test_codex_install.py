@@ -329,3 +329,13 @@ def test_codex_home_is_canonical_from_the_environment_only(tmp_path: Path) -> No
     assert ci.codex_home_from_env(env, tmp_path) == real
     assert ci.codex_home_from_env({}, tmp_path / "u") == tmp_path / "u" / ".codex"
     assert ci.codex_home_from_env({"CODEX_HOME": ""}, tmp_path) == tmp_path / ".codex"
+
+
+def test_an_installed_hooks_json_in_a_layout_of_its_own_is_left_alone(tmp_path: Path) -> None:
+    codex_home = tmp_path / ".codex"
+    ci.install(codex_home, CMD)
+    hooks_path = codex_home / "hooks.json"
+    odd = hooks_path.read_text().replace('\n      "hooks": [', '\n      "hooks":   [')
+    hooks_path.write_text(odd)
+    assert not ci.install(codex_home, CMD).changed
+    assert hooks_path.read_text() == odd

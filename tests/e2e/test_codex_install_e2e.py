@@ -173,6 +173,25 @@ def wait_for(predicate: Any, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+def codex_exec(home: Path, codex_home: Path, project: Path) -> subprocess.CompletedProcess[str]:
+    """One turn of `codex exec` in the throw-away HOME, without bypassing hook trust."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "FAKE_OPENAI_KEY": "sk-fake",
+    }
+    return subprocess.run(
+        [str(codex_bin()), "exec", "--skip-git-repo-check", "hello"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
 def test_installed_hooks_run_trusted_in_codex_exec_and_uninstall_restores(
     tmp_path: Path, responses_api: str
 ) -> None:
@@ -197,21 +216,7 @@ def test_installed_hooks_run_trusted_in_codex_exec_and_uninstall_restores(
     assert ci.install(ci.codex_home_from_env({"CODEX_HOME": str(codex_home)}, home), command)
     assert ci.status(codex_home, command).trusted
 
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "CODEX_HOME": str(codex_home),
-        "FAKE_OPENAI_KEY": "sk-fake",
-    }
-    run = subprocess.run(
-        [str(codex_bin()), "exec", "--skip-git-repo-check", "hello"],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    run = codex_exec(home, codex_home, project)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Hi." in run.stdout
     ran = {line.removeprefix("hook: ") for line in run.stderr.splitlines()}
@@ -228,3 +233,27 @@ def test_installed_hooks_run_trusted_in_codex_exec_and_uninstall_restores(
     assert result.changed
     assert (codex_home / "config.toml").read_bytes() == config_before
     assert hooks_path.read_bytes() == hooks_before
+
+
+def test_the_command_tells_the_script_that_codex_calls(tmp_path: Path, responses_api: str) -> None:
+    """Codex runs hook commands through a shell: the PURPLEMUX_AGENT=codex prefix reaches the
+    script (a recording stand-in named like ours, reached through the same command shape)."""
+    home, project, pmx = tmp_path / "home", tmp_path / "proj", tmp_path / "purplemux home"
+    codex_home = home / ".codex"
+    for folder in (codex_home, project, pmx):
+        folder.mkdir(parents=True)
+    (codex_home / "config.toml").write_text(user_config(responses_api, project, "x", "y"))
+    log = tmp_path / "calls.log"
+    script = pmx / "status-hook.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s|%s\\n' \"$PURPLEMUX_AGENT\" \"$PURPLEMUX_HOME\" >> '{log}'\n"
+        "cat > /dev/null\n"
+    )
+    script.chmod(0o755)
+    ci.install(codex_home, ci.hook_command(script, pmx))
+    run = codex_exec(home, codex_home, project)
+    assert run.returncode == 0, run.stderr[-3000:]
+    calls = log.read_text().splitlines()
+    assert len(calls) == len(TURN_EVENTS) + 1  # SessionEnd too
+    assert set(calls) == {f"codex|{pmx}"}

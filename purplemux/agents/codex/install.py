@@ -238,7 +238,10 @@ def install(codex_home: Path, command: str) -> CodexInstallResult:
     config_text = _toml_text(config_doc, config_raw)
     # Trust first: entries for hooks not written yet are harmless, the other way round is not.
     config_change = _write(config_path, config_raw, config_text.encode("utf-8"))
-    hooks_change = _write(hooks_path, hooks_raw, _json_bytes(merged, hooks_raw))
+    if hooks_raw is not None and merged == hooks_doc:
+        hooks_change = FileChange(hooks_path, changed=False)  # ours are there: keep its layout
+    else:
+        hooks_change = _write(hooks_path, hooks_raw, _json_bytes(merged, hooks_raw))
     return CodexInstallResult(hooks_json=hooks_change, config_toml=config_change)
 
 
