@@ -339,3 +339,29 @@ def test_an_installed_hooks_json_in_a_layout_of_its_own_is_left_alone(tmp_path: 
     hooks_path.write_text(odd)
     assert not ci.install(codex_home, CMD).changed
     assert hooks_path.read_text() == odd
+
+
+def test_ours_inside_a_user_group_is_replaced_there_and_removed_from_there(tmp_path: Path) -> None:
+    """Ours put by hand into a user's group: the user's next handler keeps its trust."""
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    hooks_path = codex_home / "hooks.json"
+    old = {"type": "command", "command": "/home/dev/.purplemux/status-hook.sh", "timeout": 10}
+    theirs = {"type": "command", "command": "/home/dev/bin/after.sh", "timeout": 5}
+    group = {"matcher": "startup", "hooks": [old, theirs]}
+    hooks_path.write_text(json.dumps({"hooks": {"SessionStart": [group]}}, indent=2) + "\n")
+    their_hash = trusted_hash("session_start", group, 1)
+    (codex_home / "config.toml").write_text(
+        f'[hooks.state."{state_key(hooks_path, "session_start", 0, 1)}"]\n'
+        f'trusted_hash = "{their_hash}"\n'
+    )
+    ci.install(codex_home, CMD)
+    hooks = json.loads(hooks_path.read_text())["hooks"]
+    ours = ci.our_handler("SessionStart", CMD)
+    assert hooks["SessionStart"] == [{"matcher": "startup", "hooks": [ours, theirs]}]
+    assert ci.status(codex_home, CMD).trusted
+    ci.uninstall(codex_home)
+    left = {"matcher": "startup", "hooks": [theirs]}
+    assert json.loads(hooks_path.read_text()) == {"hooks": {"SessionStart": [left]}}
+    key = state_key(hooks_path, "session_start", 0, 0)
+    assert state_of(codex_home) == {key: {"trusted_hash": trusted_hash("session_start", left)}}
