@@ -24,8 +24,10 @@ itself after a review. With both, no screen asks anything and ``codex exec`` run
   that does not parse raises CodexConfigError naming it, and nothing is written.
 
 Edge cases that do not round-trip byte for byte: a hooks.json whose layout json.dumps cannot
-reproduce (mixed indentation, inline arrays); a config.toml with no final newline; an event
-array the user had left empty (uninstall drops it, as Claude's installer does).
+reproduce (mixed indentation, inline arrays); a config.toml with no final newline, or one where
+something was appended after our entries (a blank line stays where they were); a stale trust
+entry the user had at the position our group takes (overwritten, then removed); an event array
+the user had left empty (uninstall drops it, as Claude's installer does).
 """
 
 from __future__ import annotations
