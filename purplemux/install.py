@@ -15,17 +15,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import os
 import shlex
 import stat
-import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from purplemux import paths
+from purplemux import hookfiles, paths
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -46,8 +43,8 @@ HOOK_EVENTS = (
     "SessionEnd",
 )
 HOOK_TIMEOUT = 10  # seconds; the script returns in milliseconds, this only bounds a sick machine
-SCRIPT_NAME = "status-hook.sh"
-NEW_FILE_MODE = 0o600  # settings.json can hold secrets (an env block with API keys)
+SCRIPT_NAME = hookfiles.SCRIPT_NAME
+NEW_FILE_MODE = hookfiles.NEW_FILE_MODE  # settings.json can hold secrets (an env block)
 
 
 class SettingsError(ValueError):
@@ -73,10 +70,7 @@ def is_ours(hook: Any) -> bool:
     """Whether one hook item of a settings file is a purplemux status hook."""
     if not isinstance(hook, dict) or hook.get("type") != "command":
         return False
-    command = hook.get("command")
-    if not isinstance(command, str):
-        return False
-    return "purplemux" in command.lower() and command.strip().rstrip("'\"").endswith(SCRIPT_NAME)
+    return hookfiles.is_our_command(hook.get("command"))
 
 
 def merge_hooks(settings: dict[str, Any], command: str, events: Sequence[str]) -> dict[str, Any]:
@@ -181,7 +175,7 @@ def uninstall(settings_path: Path) -> InstallResult:
 
 def write_standalone(path: Path, command: str) -> InstallResult:
     """Write a settings file holding only our hooks, for `claude --settings FILE`."""
-    return _commit(path, _read_bytes(path), merge_hooks({}, command, HOOK_EVENTS))
+    return _commit(path, hookfiles.read_bytes(path), merge_hooks({}, command, HOOK_EVENTS))
 
 
 def install_script(home: Path) -> Path:
@@ -192,20 +186,13 @@ def install_script(home: Path) -> Path:
     with contextlib.suppress(OSError):
         if target.read_bytes() == data and stat.S_IMODE(target.stat().st_mode) == 0o755:
             return target
-    _write_atomic(target, data, 0o755)
+    hookfiles.write_atomic(target, data, 0o755)
     return target
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
 
 
 def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     """The file's bytes (None when missing) and its JSON object; SettingsError if not one."""
-    original = _read_bytes(path)
+    original = hookfiles.read_bytes(path)
     if original is None or not original.strip():
         return original, {}  # missing or empty: nothing configured yet
     try:
@@ -229,51 +216,5 @@ def _commit(path: Path, original: bytes | None, settings: dict[str, Any]) -> Ins
     data = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     if original == data:
         return InstallResult(path=path, changed=False)
-    # A dotfile manager may link settings.json elsewhere: write through the link, keep the link.
-    target = path.resolve() if path.is_symlink() else path
-    mode = stat.S_IMODE(target.stat().st_mode) if original is not None else NEW_FILE_MODE
-    backup = _backup(target, original, mode) if original is not None else None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(target, data, mode)
+    backup = hookfiles.replace_file(path, original, data)
     return InstallResult(path=path, changed=True, backup=backup)
-
-
-def _backup(target: Path, original: bytes, mode: int) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = target.with_name(f"{target.name}.purplemux-backup-{stamp}")
-    candidate, n = base, 0
-    while True:
-        try:
-            # O_EXCL: two runs in the same second must not overwrite the first backup.
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        except FileExistsError:
-            n += 1
-            candidate = base.with_name(f"{base.name}-{n}")
-            continue
-        with os.fdopen(fd, "wb") as out:
-            out.write(original)
-        return candidate
-
-
-def _write_atomic(target: Path, data: bytes, mode: int) -> None:
-    """Replace target with data in one rename, so readers see the old or the new file, whole."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    done = False
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-        done = True
-    finally:
-        if not done:  # never leave a half-written temp file next to the user's settings
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    with contextlib.suppress(OSError):  # make the rename itself durable; not all systems can
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
