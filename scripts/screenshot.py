@@ -1,4 +1,5 @@
-"""Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium.
+"""Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium:
+Claude sessions seeded through the hook route, and two real Codex TUIs in tmux beside them.
 
 Usage: .venv/bin/python -m scripts.screenshot [--out docs/screenshot.png] [--width 1280]
        [--dark] [--phone PATH]
@@ -7,12 +8,13 @@ Usage: .venv/bin/python -m scripts.screenshot [--out docs/screenshot.png] [--wid
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -238,15 +240,54 @@ def shoot(
             browser.close()
 
 
+@contextlib.contextmanager
+def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon], None]]]:
+    """The real Codex CLI (the e2e tier's pinned one) in two tmux panes against the local
+    Responses API stand-in: (the daemon's environment, a function that runs their turns)."""
+    from purplemux import install
+    from purplemux.agents.codex.install import hook_command
+    from tests.e2e.codex_harness import TmuxCodex, install_codex, make_codex_home
+    from tests.e2e.fake_responses import FakeResponsesAPI
+
+    home = root / "home"
+    script = install.install_script(home)
+    with FakeResponsesAPI() as api:
+        world = make_codex_home(
+            root / "codex",
+            api.base_url,
+            hook_command=hook_command(script, home),
+            project_name="billing-service",
+        )
+        with TmuxCodex(install_codex(), world) as server:
+
+            def turns(d: Daemon) -> None:
+                ask, done = server.start_pane(()), server.start_pane(())
+                for pane in (ask, done):
+                    pane.wait_ready()
+                ask.send_text("RUN:npm run migrate -- --env staging")
+                done.send_text("why do the invoice retries double-charge?")
+                want = {"needs-input", "review"}
+                wait_for(
+                    lambda: (
+                        {s["state"] for s in d.sessions(all=False) if s["agent"] == "codex"} == want
+                    ),
+                    timeout=60,
+                )
+
+            yield {"CODEX_HOME": str(world.codex_home)}, turns
+
+
 def run(
     argv: list[str] | None,
     doc: str,
     out: str,
     height: int,
     stage: Callable[[Daemon], Callable[[Page], None]],
+    codex: bool = False,
 ) -> int:
     """The screenshot scripts' command line: a real daemon in a temporary home, which `stage`
-    fills and then says how the page shows it; the screenshots go to docs/OUT by default."""
+    fills and then says how the page shows it; the screenshots go to docs/OUT by default.
+    `codex`: real Codex TUIs in tmux beside the seeded Claude sessions."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / out)
     parser.add_argument("--width", type=int, default=1280)
@@ -254,12 +295,17 @@ def run(
     parser.add_argument("--phone", type=Path, help="also save a phone-sized screenshot here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="purplemux-shot-") as tmp:
-        d = Daemon(home=Path(tmp) / "home", claude_dir=Path(tmp) / "claude").start()
-        try:
-            show = stage(d)
-            shoot(d, show, args.out, (args.width, height), args.dark, args.phone)
-        finally:
-            d.stop()
+        root = Path(tmp)
+        with contextlib.ExitStack() as stack:
+            env, turns = stack.enter_context(codex_world(root)) if codex else ({}, None)
+            d = Daemon(home=root / "home", claude_dir=root / "claude", env_extra=env).start()
+            try:
+                show = stage(d)
+                if turns is not None:
+                    turns(d)
+                shoot(d, show, args.out, (args.width, height), args.dark, args.phone)
+            finally:
+                d.stop()
     return 0
 
 
@@ -278,7 +324,7 @@ def stage(d: Daemon) -> Callable[[Page], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(argv, __doc__ or "", "screenshot.png", 860, stage)
+    return run(argv, __doc__ or "", "screenshot.png", 980, stage, codex=True)
 
 
 if __name__ == "__main__":

@@ -347,7 +347,7 @@ def test_an_approval_answered_by_label_through_the_api_runs_the_command(
         describe="the dialog on /screen",
     )
     assert shown["kind"] == "permission" and shown["title"] == "Run: touch by-label.txt"
-    assert [o["label"] for o in shown["options"]][0] == "Yes, proceed"
+    assert shown["options"][0]["label"] == "Yes, proceed"
     done = daemon.api(
         "POST",
         f"/api/sessions/{sid}/answer",
