@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from purplemux import install
+from purplemux.agents.claude.install import hook_command
 from tests.e2e.fake_api import FakeAnthropicAPI
 from tests.e2e.harness import (
     TmuxClaude,
@@ -81,7 +82,7 @@ def run(version: str, n: int) -> dict[str, Any]:
         root = Path(tmp)
         daemon = Daemon(home=root / "pmx", claude_dir=root / "home" / ".claude").start()
         try:
-            command = install.hook_command(install.install_script(daemon.home), daemon.home)
+            command = hook_command(install.install_script(daemon.home), daemon.home)
             home = make_claude_home(root, command)
             with FakeAnthropicAPI() as api:
                 claude = TmuxClaude(install_claude(version), home, api.base_url, args=ARGS[version])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import Stats, bench_daemon, run_from_args, running, settle_spool
-from purplemux.install import hook_command
+from purplemux.agents.claude.install import hook_command
 from tests.support import closed_port
 
 SHELL = "/bin/sh"

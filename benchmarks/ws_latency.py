@@ -31,7 +31,7 @@ from benchmarks.common import (
     settle_spool,
     tempdir,
 )
-from purplemux.install import hook_command
+from purplemux.agents.claude.install import hook_command
 
 SID = "7a1c0f4e-5b2d-4e8a-9c3f-1d2e3f4a5b6c"
 BASE = {

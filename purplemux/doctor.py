@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from purplemux import __version__
-from purplemux.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
+from purplemux.agents.claude.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
 from purplemux.settings import Settings
 from purplemux.termtext import clean
 from purplemux.tmux import TmuxError, run_blocking
@@ -202,6 +202,42 @@ def check_hooks(settings: Settings) -> Check:
     return Check("hooks", "ok", f"all {len(HOOK_EVENTS)} events in {path}")
 
 
+def check_codex_hooks(settings: Settings) -> Check | None:
+    """Codex's hooks: ours for every event in $CODEX_HOME/hooks.json, and trusted (a hash in
+    config.toml that Codex accepts now: a modified one silently stops running). None when no
+    Codex home exists here (Codex is optional)."""
+    from purplemux.agents.codex import install as codex
+    from purplemux.install import targets
+
+    [target] = targets(settings, "codex")
+    if not target.present:
+        return None
+    script = settings.home / "status-hook.sh"
+    fix = "run: purplemux install-hooks --agent codex"
+    try:
+        st = codex.status(target.path, codex.hook_command(script, settings.home))
+    except codex.CodexConfigError as exc:
+        return Check("codex hooks", "fail", str(exc), "fix the file, then " + fix)
+    if not st.installed:
+        missing = ", ".join(st.missing)
+        return Check("codex hooks", "fail", f"missing for {missing} in {st.hooks_json}", fix)
+    if st.modified:
+        which = ", ".join(st.modified)
+        why = f"changed since they were trusted ({which}): Codex skips them without a word"
+        return Check("codex hooks", "fail", why, fix)
+    if st.untrusted:
+        which = ", ".join(st.untrusted)
+        return Check("codex hooks", "fail", f"not trusted in {st.config_toml} ({which})", fix)
+    if st.other_command:
+        return Check(
+            "codex hooks",
+            "warn",
+            f"installed for another purplemux home or script ({', '.join(st.other_command)})",
+            fix,
+        )
+    return Check("codex hooks", "ok", f"all {len(codex.EVENTS)} events, trusted, in {target.path}")
+
+
 def check_claude_dir(settings: Settings) -> Check:
     """Claude's config dir exists and Claude has run with it (sessions/, projects/)."""
     root = settings.claude_dir
@@ -352,11 +388,13 @@ def check_broker(settings: Settings, timeout: float = 2.0) -> Check | None:
 def run_checks(settings: Settings) -> list[Check]:
     """Every check, in the order a person would fix things."""
     broker = check_broker(settings)
+    codex_hooks = check_codex_hooks(settings)
     return [
         check_daemon(settings),
         *([broker] if broker else []),
         check_token(settings),
         check_hooks(settings),
+        *([codex_hooks] if codex_hooks else []),
         check_claude_dir(settings),
         check_file_watch(),
         check_push_keys(settings),

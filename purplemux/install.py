@@ -1,220 +1,53 @@
-"""install-hooks / uninstall-hooks: a pure merge of Claude Code's settings, then one atomic write.
+"""install-hooks / uninstall-hooks for every agent: the script once, then each agent's config.
 
-Our hook items are recognised by their command: it ends with `status-hook.sh` (closing quotes
-aside) and contains `purplemux` in any case. Installing again with another command (the home
-moved, or the package did) therefore replaces our old items instead of adding a second set, and
-uninstall finds them wherever they point. `hook_command` always names PURPLEMUX_HOME, so the rule
-holds for any home. Everything else in the file, and every other hook, is kept as it was.
-
-One case cannot round-trip: an event array the user had left empty and that install appended to
-is dropped by uninstall, as one that install created; Claude treats both the same.
+The hook script is copied into the daemon's home once (`install_script`); each agent's package
+merges it into that agent's own config and takes exactly its entries out again
+(agents/claude/install.py: settings.json; agents/codex/install.py: hooks.json and the trust
+entries in config.toml). `targets` says which agents are set up on this machine.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
-import json
-import shlex
 import stat
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from purplemux import hookfiles, paths
+from purplemux.settings import Settings
 
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SubagentStart",
-    "SubagentStop",
-    "PostToolBatch",
-    "MessageDisplay",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-)
-HOOK_TIMEOUT = 10  # seconds; the script returns in milliseconds, this only bounds a sick machine
-SCRIPT_NAME = hookfiles.SCRIPT_NAME
-NEW_FILE_MODE = hookfiles.NEW_FILE_MODE  # settings.json can hold secrets (an env block)
+AGENTS = ("claude", "codex")
 
 
-class SettingsError(ValueError):
-    """Claude's settings file cannot be merged safely; it was left untouched."""
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One agent's config that install-hooks changes."""
 
-
-@dataclass(frozen=True)
-class InstallResult:
-    """What an install or uninstall did to one settings file."""
-
+    agent: str
     path: Path
-    changed: bool
-    backup: Path | None = None
+    """Claude's settings.json, or Codex's home (CODEX_HOME)."""
+    present: bool
+    """The agent is set up here: Claude always (its settings file is made), Codex when its home
+    exists."""
 
 
-def hook_command(script: Path, home: Path) -> str:
-    """The hook command line: the script, told where the daemon home is."""
-    # Claude's environment has no PURPLEMUX_HOME, so a non-default home must be in the command.
-    return f"PURPLEMUX_HOME={shlex.quote(str(home))} {shlex.quote(str(script))}"
-
-
-def is_ours(hook: Any) -> bool:
-    """Whether one hook item of a settings file is a purplemux status hook."""
-    if not isinstance(hook, dict) or hook.get("type") != "command":
-        return False
-    return hookfiles.is_our_command(hook.get("command"))
-
-
-def merge_hooks(settings: dict[str, Any], command: str, events: Sequence[str]) -> dict[str, Any]:
-    """A copy of settings with our hook registered for each event (idempotent)."""
-    result = copy.deepcopy(settings)
-    hooks = result.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SettingsError(f'"hooks" is a {_kind(hooks)}, not an object')
-    for event in events:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise SettingsError(f'"hooks"."{event}" is a {_kind(entries)}, not an array')
-        # Items of an older install (another command) go; an item with this command stays as is.
-        kept = _without(entries, lambda h: is_ours(h) and h.get("command") != command)
-        if kept is not None:
-            entries[:] = kept
-        if not any(h.get("command") == command for h in _items(entries)):
-            item = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
-            entries.append({"matcher": "", "hooks": [item]})
-    if not hooks and "hooks" not in settings:
-        del result["hooks"]  # no events asked for: leave the settings as they were
-    return result
-
-
-def remove_hooks(settings: dict[str, Any]) -> dict[str, Any]:
-    """A copy of settings without our hook items, and without the containers that left empty."""
-    result = copy.deepcopy(settings)
-    hooks = result.get("hooks")
-    if not isinstance(hooks, dict):
-        return result
-    for event, entries in list(hooks.items()):
-        if not isinstance(entries, list):
-            continue
-        kept = _without(entries, is_ours)
-        if kept is None:
-            continue  # none of ours: a user's empty array stays empty
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-            if not hooks:
-                del result["hooks"]
-    return result
-
-
-def _without(entries: list[Any], drop: Callable[[Any], bool]) -> list[Any] | None:
-    """Entries minus the hook items drop() picks, or None when it picks none."""
-    kept: list[Any] = []
-    removed = False
-    for entry in entries:
-        inner = entry.get("hooks") if isinstance(entry, dict) else None
-        if not isinstance(inner, list) or not any(drop(h) for h in inner):
-            kept.append(entry)
-            continue
-        removed = True
-        rest = [h for h in inner if not drop(h)]
-        if rest:  # an entry our removal emptied goes; one that was already empty stays
-            kept.append({**entry, "hooks": rest})
-    return kept if removed else None
-
-
-def _items(entries: list[Any]) -> list[dict[str, Any]]:
-    """Every command hook item of an event's entries."""
-    found: list[dict[str, Any]] = []
-    for entry in entries:
-        inner = entry.get("hooks") if isinstance(entry, dict) else None
-        if isinstance(inner, list):
-            found.extend(h for h in inner if isinstance(h, dict) and h.get("type") == "command")
-    return found
-
-
-def _kind(value: Any) -> str:
-    """The JSON name of a value's type, for error messages."""
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    return "null" if value is None else "number"
-
-
-def install(settings_path: Path, command: str) -> InstallResult:
-    """Register our hook for every event in a Claude settings file."""
-    original, settings = _read(settings_path)
-    merged = merge_hooks(settings, command, HOOK_EVENTS)
-    if original is not None and merged == settings:
-        return InstallResult(path=settings_path, changed=False)
-    return _commit(settings_path, original, merged)
-
-
-def uninstall(settings_path: Path) -> InstallResult:
-    """Remove exactly our hook items from a Claude settings file."""
-    original, settings = _read(settings_path)
-    cleaned = remove_hooks(settings)
-    if original is None or cleaned == settings:
-        return InstallResult(path=settings_path, changed=False)
-    return _commit(settings_path, original, cleaned)
-
-
-def write_standalone(path: Path, command: str) -> InstallResult:
-    """Write a settings file holding only our hooks, for `claude --settings FILE`."""
-    return _commit(path, hookfiles.read_bytes(path), merge_hooks({}, command, HOOK_EVENTS))
+def targets(settings: Settings, agent: str | None = None) -> list[Target]:
+    """The agents install-hooks acts on: the one asked for, else every one set up here."""
+    out = [Target("claude", settings.settings_json, True)]
+    home = settings.codex_dir or Path.home() / ".codex"
+    out.append(Target("codex", home, home.is_dir()))
+    if agent is not None:
+        return [t for t in out if t.agent == agent]
+    return [t for t in out if t.present]
 
 
 def install_script(home: Path) -> Path:
     """Copy the packaged hook script to home/status-hook.sh (mode 0755) and return its path."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    target = home / SCRIPT_NAME
+    target = home / hookfiles.SCRIPT_NAME
     data = paths.hook_script().read_bytes()
     with contextlib.suppress(OSError):
         if target.read_bytes() == data and stat.S_IMODE(target.stat().st_mode) == 0o755:
             return target
     hookfiles.write_atomic(target, data, 0o755)
     return target
-
-
-def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
-    """The file's bytes (None when missing) and its JSON object; SettingsError if not one."""
-    original = hookfiles.read_bytes(path)
-    if original is None or not original.strip():
-        return original, {}  # missing or empty: nothing configured yet
-    try:
-        settings = json.loads(original.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start}); left untouched") from None
-    except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            f" (char {exc.pos}); fix it or move it away, it was left untouched"
-        ) from None
-    if not isinstance(settings, dict):
-        raise SettingsError(
-            f"{path}: holds a JSON {_kind(settings)}, not an object; left untouched"
-        )
-    return original, settings
-
-
-def _commit(path: Path, original: bytes | None, settings: dict[str, Any]) -> InstallResult:
-    """Write settings over path unless the bytes are the same; back up what it replaces."""
-    data = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    if original == data:
-        return InstallResult(path=path, changed=False)
-    backup = hookfiles.replace_file(path, original, data)
-    return InstallResult(path=path, changed=True, backup=backup)

@@ -136,7 +136,13 @@ class Settings:
             if env.get("CLAUDE_CONFIG_DIR")
             else Path.home() / ".claude"
         )
-        codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
+        # As Codex names it in its trust keys: an environment's CODEX_HOME canonicalised, the
+        # default as it is (agents/codex/install.py, codex_home_from_env).
+        codex = (
+            Path(env["CODEX_HOME"]).expanduser().resolve()
+            if env.get("CODEX_HOME")
+            else Path.home() / ".codex"
+        )
         settings = cls(
             home=home.expanduser(),
             claude_dir=claude.expanduser(),

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from purplemux import doctor
+from purplemux.agents.claude.install import HOOK_EVENTS, hook_command, install, merge_hooks
 from purplemux.cli import main
 from purplemux.doctor import Check
-from purplemux.install import HOOK_EVENTS, hook_command, install, install_script, merge_hooks
+from purplemux.install import install_script
 from purplemux.notify.vapid import load_or_create_keys
 from purplemux.settings import Settings
 from tests.support import Daemon, cli_sees, free_port

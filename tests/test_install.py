@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from purplemux import install as inst
+from purplemux import install as generic
 from purplemux import paths
-from purplemux.install import (
+from purplemux.agents.claude import install as inst
+from purplemux.agents.claude.install import (
     HOOK_EVENTS,
     SettingsError,
     hook_command,
@@ -290,10 +291,10 @@ def test_write_standalone(tmp_path: Path) -> None:
 
 def test_install_script(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    script = inst.install_script(home)
+    script = generic.install_script(home)
     assert script == home / "status-hook.sh"
     assert script.read_bytes() == paths.hook_script().read_bytes()
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
     script.write_text("stale")
-    assert inst.install_script(home).read_bytes() == paths.hook_script().read_bytes()
+    assert generic.install_script(home).read_bytes() == paths.hook_script().read_bytes()
     assert sorted(p.name for p in home.iterdir()) == ["status-hook.sh"]

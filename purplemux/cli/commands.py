@@ -6,11 +6,16 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from purplemux.cli.render import TERMINAL_COLOURS, install_summary, render_prompt, render_table
+from purplemux.cli.render import (
+    TERMINAL_COLOURS,
+    codex_summary,
+    install_summary,
+    render_prompt,
+    render_table,
+)
 from purplemux.settings import Settings
 from purplemux.termtext import clean
 
@@ -34,40 +39,60 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
     from pathlib import Path
 
     from purplemux import install
+    from purplemux.agents.claude import install as claude
     from purplemux.home import ensure_home
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
-    command = install.hook_command(script, settings.home)
     if args.settings:
         path = Path(args.settings).expanduser()
-        install.write_standalone(path, command)
+        claude.write_standalone(path, claude.hook_command(script, settings.home))
         print(f"wrote {path}; run: claude --settings {path}", file=out)
         return 0
-    return _change_hooks(lambda: install.install(settings.settings_json, command), settings, out)
+    return _change_hooks(settings, args.agent, script, out, installed=True)
 
 
 def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux import install
-
-    return _change_hooks(
-        lambda: install.uninstall(settings.settings_json), settings, out, installed=False
-    )
+    return _change_hooks(settings, args.agent, None, out, installed=False)
 
 
 def _change_hooks(
-    change: Callable[[], Any], settings: Settings, out: TextIO, installed: bool = True
+    settings: Settings, agent: str | None, script: Any, out: TextIO, installed: bool
 ) -> int:
-    """Run an (un)install of the hooks in Claude's settings and say what it did (2: refused)."""
+    """(Un)install the hooks of each agent set up here (or of `agent`) and say what it did for
+    each; 2 when one refused (its files were left untouched; the others were still done)."""
     from purplemux import install
+    from purplemux.agents.claude import install as claude
+    from purplemux.agents.codex import install as codex
 
-    try:
-        result = change()
-    except install.SettingsError as exc:
-        print(f"purplemux: {exc}", file=sys.stderr)
-        return 2
-    print(install_summary(result, settings, installed=installed), file=out)
-    return 0
+    code = 0
+    targets = install.targets(settings, agent)
+    for target in targets:
+        try:
+            if target.agent == "claude":
+                command = claude.hook_command(script, settings.home) if installed else ""
+                result: Any = (
+                    claude.install(target.path, command)
+                    if installed
+                    else claude.uninstall(target.path)
+                )
+                print(install_summary(result, target.path, installed=installed), file=out)
+            else:
+                if not target.present:
+                    print(f"{target.path}: no Codex home here (set CODEX_HOME)", file=sys.stderr)
+                    code = 2
+                    continue
+                command = codex.hook_command(script, settings.home) if installed else ""
+                result = (
+                    codex.install(target.path, command)
+                    if installed
+                    else codex.uninstall(target.path)
+                )
+                print(codex_summary(result, installed=installed), file=out)
+        except (claude.SettingsError, codex.CodexConfigError) as exc:
+            print(f"purplemux: {exc}", file=sys.stderr)
+            code = 2
+    return code
 
 
 def cmd_states(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:

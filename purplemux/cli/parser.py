@@ -43,9 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="never type into panes: answering prompts is refused (env PURPLEMUX_INPUT=off)",
     )
 
-    install = sub.add_parser("install-hooks", help="register the hook script in Claude's settings")
-    install.add_argument("--settings", metavar="FILE", help="write a standalone settings file")
-    sub.add_parser("uninstall-hooks", help="remove exactly purplemux's hook entries")
+    install = sub.add_parser(
+        "install-hooks",
+        help="register the hook script with Claude Code (settings.json) and Codex (hooks.json and"
+        " its trust entries in config.toml, where $CODEX_HOME exists)",
+    )
+    install.add_argument(
+        "--settings", metavar="FILE", help="write a standalone Claude settings file instead"
+    )
+    install.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
+    uninstall = sub.add_parser("uninstall-hooks", help="remove exactly purplemux's hook entries")
+    uninstall.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
     sub.add_parser("states", help="print the state machine (Markdown and mermaid)")
 
     status = sub.add_parser("status", help="table of live sessions")

@@ -54,6 +54,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from purplemux import install
+from purplemux.agents.claude import install as claude_install
 from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.support import Daemon
 from tests.support.browser import new_page
@@ -259,7 +260,7 @@ def purplemux_daemon(tmp_path: Path) -> Iterator[Daemon]:
 def daemon_hook_command(purplemux_daemon: Daemon) -> str:
     """The real status hook, installed in the daemon's home, as install-hooks registers it."""
     script = install.install_script(purplemux_daemon.home)
-    return install.hook_command(script, purplemux_daemon.home)
+    return claude_install.hook_command(script, purplemux_daemon.home)
 
 
 @dataclass(frozen=True)

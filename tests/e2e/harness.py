@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from purplemux.install import HOOK_EVENTS
+from purplemux.agents.claude.install import HOOK_EVENTS
 
 CLAUDE_VERSION = "2.1.197"
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from purplemux import install
+from purplemux.agents.codex import install as codex_install
 from tests.support import Daemon
 
 from .codex_fixtures import StartCodex
@@ -60,7 +61,7 @@ def codex_hook_command(tmp_path: Path) -> str:
     """The real status hook in the daemon's home, with the agent as the installer names it."""
     home = tmp_path / "pmx"
     script = install.install_script(home)
-    return f"PURPLEMUX_AGENT=codex {install.hook_command(script, home)}"
+    return codex_install.hook_command(script, home)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from hypothesis import strategies as st
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from purplemux.install import HOOK_EVENTS
+from purplemux.agents.claude.install import HOOK_EVENTS
 from purplemux.server.app import create_app
 from tests.support import settings_for
 

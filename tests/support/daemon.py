@@ -152,8 +152,8 @@ class Daemon:
 
 
 def cli_sees(d: Daemon, monkeypatch: pytest.MonkeyPatch) -> Daemon:
-    """Point the CLI run in this process at `d`: its home, Claude dir and port, through the
-    environment."""
-    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "PURPLEMUX_PORT"):
+    """Point the CLI run in this process at `d`: its home, Claude and Codex dirs and port,
+    through the environment."""
+    for key in ("PURPLEMUX_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PURPLEMUX_PORT"):
         monkeypatch.setenv(key, d.env[key])
     return d
