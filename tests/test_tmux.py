@@ -615,8 +615,9 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
         coloured = status_line(outer, escapes=True)
         assert "\033[33m⚠" in coloured  # #[fg=yellow] became a colour, not text
         assert "#[" not in status_line(outer)
-        # The pane border: the state and the session's name (the project: Claude named none).
-        assert "[needs-input] conf" in outer("capture-pane", "-p", "-t", "t")
+        # The pane border: the state, the agent and the session's name (the project: Claude
+        # named none).
+        assert "[needs-input] claude: conf" in outer("capture-pane", "-p", "-t", "t")
 
         run_hook(d.home, {**payload, "hook_event_name": "Stop"}, pane, where)
         wait_for(lambda: "0:work●" in status_line(outer) and "●1" in status_line(outer))

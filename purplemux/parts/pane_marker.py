@@ -42,8 +42,19 @@ WINDOW_MARK = (
 )
 """A tmux format: one glyph per pane of the window that needs input (⚠) or review (●)."""
 
-PANE_BORDER = " #P #{?#{" + OPTION + "},[#{" + OPTION + "}] #{" + NAME_OPTION + "},} "
-"""A tmux format for a pane's border: its number, then `[state] name` on a Claude pane."""
+PANE_BORDER = (
+    " #P #{?#{"
+    + OPTION
+    + "},[#{"
+    + OPTION
+    + "}] #{"
+    + AGENT_OPTION
+    + "}: #{"
+    + NAME_OPTION
+    + "},} "
+)
+"""A tmux format for a pane's border: its number, then `[state] agent: name` on an agent's
+pane."""
 
 TMUX_CONF = f"""\
 # purplemux: counts in the status bar, refreshed every 2 seconds
@@ -56,8 +67,8 @@ set -g window-status-current-format '#[bold]#I:#W{WINDOW_MARK}'
 set -g pane-border-status top
 set -g pane-border-format '{PANE_BORDER}'
 """
-"""A ~/.tmux.conf snippet using `purplemux tmux-status` and the `@purplemux_state` and
-`@purplemux_name` pane options."""
+"""A ~/.tmux.conf snippet using `purplemux tmux-status` and the `@purplemux_state`,
+`@purplemux_agent` and `@purplemux_name` pane options."""
 
 PaneKey = tuple[str | None, str]
 """(tmux socket or None for the default server, pane id)."""
