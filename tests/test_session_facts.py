@@ -433,5 +433,5 @@ def test_row_cli_and_notification_show_name_mode_context_and_tasks() -> None:
     table = render_table([data], 0.0, colour=False)
     assert "api-server" in table and "BYPASS · ctx 90% · $0.61 · 1 task still running" in table
     payload = push_payload(s)
-    assert payload["title"] == "api-server · review: finished · 1 task still running"
+    assert payload["title"] == "Claude · api-server · review: finished · 1 task still running"
     assert payload["body"] == "Done."
