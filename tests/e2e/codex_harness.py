@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import HarnessError, cache_root, wait_until
+from .harness import HarnessError, HookCall, cache_root, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / ".ci" / "codex-version"
@@ -764,6 +764,12 @@ class CodexPane:
                         f"Enter did not submit {text!r}; screen:\n{self.capture()}"
                     ) from None
             self.enter_retries += 1
+
+
+def by_start(calls: Iterable[HookCall]) -> list[HookCall]:
+    """Hook calls in the order the hooks started (record_hook.sh's ``ts``), not the order
+    their lines were appended: hooks are separate processes (codex.md: order by start)."""
+    return sorted(calls, key=lambda c: c.ts)
 
 
 def is_idle_title(title: str) -> bool:

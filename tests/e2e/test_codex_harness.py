@@ -18,6 +18,7 @@ from .codex_harness import (
     CodexHome,
     CodexPane,
     TmuxCodex,
+    by_start,
 )
 from .fake_responses import DONE_ANSWER, PLAIN_ANSWER, TITLE_ANSWER, FakeResponsesAPI
 from .harness import HookCall, HookLog
@@ -31,7 +32,7 @@ def run_turn(pane: CodexPane, hook_log: HookLog, prompt: str) -> list[HookCall]:
     pane.send_text(prompt)
     hook_log.wait_for("Stop", since=n)
     pane.wait_idle()
-    return hook_log.calls()[n:]
+    return by_start(hook_log.calls()[n:])
 
 
 def test_a_plain_prompt_fires_session_start_prompt_submit_and_stop(
@@ -79,7 +80,7 @@ def test_run_shows_the_approval_dialog_and_y_approves(
     stop = codex_hook_log.wait_for("Stop")
     assert (codex_home.project / "approved.txt").is_file()
     assert stop.get("last_assistant_message") == DONE_ANSWER
-    events = codex_hook_log.events()
+    events = [c.event for c in by_start(codex_hook_log.calls())]
     assert events.index("PermissionRequest") < events.index("PostToolUse") < events.index("Stop")
     request = next(c for c in codex_hook_log.calls() if c.event == "PermissionRequest")
     assert request.get("tool_name") == "Bash"
