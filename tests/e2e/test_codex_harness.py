@@ -21,7 +21,7 @@ from .codex_harness import (
     by_start,
 )
 from .fake_responses import DONE_ANSWER, PLAIN_ANSWER, TITLE_ANSWER, FakeResponsesAPI
-from .harness import HookCall, HookLog
+from .harness import HookCall, HookLog, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -130,3 +130,19 @@ def test_bypassing_hook_trust_runs_untrusted_hooks_without_a_daemon(
     # Each TUI serves itself: no daemon, and the hooks carry their own pane.
     assert codex_home.daemons() == []
     assert {c.pane for c in calls} == {second.pane_id} != {first.pane_id}
+
+
+def test_teardown_also_ends_a_command_still_running_in_the_daemon(
+    start_codex: StartCodex, codex_tmux: TmuxCodex, codex_hook_log: HookLog, codex_home: CodexHome
+) -> None:
+    pane = start_codex()
+    pane.send_text("SANDBOX:sleep 120")
+    codex_hook_log.wait_for("PreToolUse")
+    # The command is the daemon's (own session, never in the pane), found by its CODEX_HOME.
+    wait_until(
+        lambda: any(p.argv == ("sleep", "120") for p in codex_home.processes()),
+        timeout=15,
+        describe=lambda: f"sleep 120 among {codex_home.processes()}",
+    )
+    codex_tmux.stop()
+    assert codex_home.processes() == []
