@@ -649,13 +649,10 @@ class CodexPane:
         return self._tmux(*args).stdout
 
     def composer(self) -> str | None:
-        """The text in the composer (the last line starting with COMPOSER_MARK), "" when it
-        shows the placeholder, None when no such line is on screen."""
-        lines = [ln for ln in self.capture().splitlines() if ln.startswith(COMPOSER_MARK)]
-        if not lines:
-            return None
-        text = lines[-1][len(COMPOSER_MARK) :].strip()
-        return "" if text == COMPOSER_PLACEHOLDER else text
+        """The text in the composer, "" when it shows the placeholder, None when no composer
+        is on screen. The composer is the last line starting with COMPOSER_MARK plus the
+        lines under it up to the first blank one (a long prompt wraps onto those)."""
+        return composer_text(self.capture())
 
     def dead(self) -> bool:
         proc = self._tmux("display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False)
@@ -739,11 +736,11 @@ class CodexPane:
         self.type_text(text)
         if not enter:
             return
-        needle = " ".join(text.split())[-40:]
+        needle = "".join(text.split())[-40:]
 
         def in_composer() -> bool:
             box = self.composer()
-            return box is not None and needle in " ".join(box.split())
+            return box is not None and needle in "".join(box.split())
 
         wait_until(
             in_composer,
@@ -764,6 +761,21 @@ class CodexPane:
                         f"Enter did not submit {text!r}; screen:\n{self.capture()}"
                     ) from None
             self.enter_retries += 1
+
+
+def composer_text(screen: str) -> str | None:
+    """See :meth:`CodexPane.composer`; whitespace runs (the wrapping) become one space."""
+    lines = screen.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith(COMPOSER_MARK)]
+    if not starts:
+        return None
+    box = [lines[starts[-1]][len(COMPOSER_MARK) :]]
+    for line in lines[starts[-1] + 1 :]:
+        if not line.strip():
+            break
+        box.append(line)
+    text = " ".join(" ".join(box).split())
+    return "" if text == COMPOSER_PLACEHOLDER else text
 
 
 def by_start(calls: Iterable[HookCall]) -> list[HookCall]:

@@ -57,12 +57,14 @@ def test_a_plain_prompt_fires_session_start_prompt_submit_and_stop(
     assert PLAIN_ANSWER in pane.capture()
     # The hidden title request came, and got the fake's title...
     fake_responses.wait_for_request(lambda r: r.kind == "title")
-    # ...yet the pane title keeps the first prompt, also after a second turn.
-    run_turn(pane, codex_hook_log, "second prompt")
+    # ...yet the pane title keeps the first prompt, also after a second turn (a prompt
+    # longer than the pane is wide: it wraps in the composer and is still submitted whole).
+    long_prompt = "second prompt " + " ".join(f"word{i}" for i in range(40))
+    run_turn(pane, codex_hook_log, long_prompt)
     assert pane.title() == "hello there | proj"
     assert TITLE_ANSWER not in pane.capture()
     turns = fake_responses.turn_requests()
-    assert [r.last_user_text for r in turns] == ["hello there", "second prompt"]
+    assert [r.last_user_text for r in turns] == ["hello there", long_prompt]
     assert "exec_command" in turns[0].tools and "apply_patch" in turns[0].tools
 
 

@@ -17,6 +17,7 @@ from .codex_harness import (
     CODEX_VERSION,
     CodexProcess,
     codex_env,
+    composer_text,
     hook_label,
     is_idle_title,
     make_codex_home,
@@ -168,3 +169,13 @@ def test_idle_titles() -> None:
 
 def test_the_pinned_version_is_read_from_the_ci_file() -> None:
     assert CODEX_VERSION == "0.171.0"
+
+
+def test_the_composer_is_read_with_its_wrapped_lines() -> None:
+    screen = (
+        "\u203a hello\n\n\u2022 Hello from the fake model.\n\n"
+        "\u203a a long prompt that\n  wraps onto a second line\n\n  GPT-5.5 default \u00b7 ~/proj\n"
+    )
+    assert composer_text(screen) == "a long prompt that wraps onto a second line"
+    assert composer_text("\u203a Ask Codex to do anything\n\n  footer\n") == ""
+    assert composer_text("  Hooks need review\n") is None
