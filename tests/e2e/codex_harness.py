@@ -296,7 +296,7 @@ class CodexProcess:
         return "app-server" in self.argv[1:2] and "--managed-daemon" in self.argv
 
 
-@dataclass
+@dataclass(slots=True)
 class CodexHome:
     """A throw-away HOME, its CODEX_HOME (``HOME/.codex``) and a project dir in HOME.
 
@@ -314,6 +314,9 @@ class CodexHome:
     #: Merged into the base config (tables recursively), e.g. ``{"tui": {"terminal_title":
     #: ["spinner", "thread-id"]}}`` or ``{"features": {"daemon_auto_start": False}}``.
     extra_config: dict[str, Any] = field(default_factory=dict)
+    #: Raw TOML appended after everything else: only tables the base config does not have
+    #: (TOML forbids defining one twice); for [tui], [features] ... use ``extra_config``.
+    extra_toml: str = ""
 
     @property
     def config_path(self) -> Path:
@@ -355,7 +358,8 @@ class CodexHome:
         else:
             self.hooks_path.unlink(missing_ok=True)
         header = "# Written by tests/e2e/codex_harness.py for the fake Responses API.\n"
-        self.config_path.write_text(header + dump_toml(config))
+        extra = f"\n{self.extra_toml.strip()}\n" if self.extra_toml.strip() else ""
+        self.config_path.write_text(header + dump_toml(config) + extra)
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return codex_env(self, extra)
@@ -380,10 +384,12 @@ def make_codex_home(
     trust_hooks: bool = True,
     project_name: str = "proj",
     extra_config: Mapping[str, Any] | None = None,
+    extra_toml: str = "",
 ) -> CodexHome:
     """Create ``root/home`` with ``.codex/config.toml`` (and ``.codex/hooks.json`` running
     ``hook_command`` for every event, trusted unless ``trust_hooks`` is false) and the
-    project ``root/home/<project_name>``. ``extra_config`` is merged into config.toml."""
+    project ``root/home/<project_name>``. ``extra_config`` is merged into config.toml,
+    ``extra_toml`` appended to it."""
     home = root.resolve() / "home"
     codex_home = CodexHome(
         home,
@@ -394,6 +400,7 @@ def make_codex_home(
         hook_events=tuple(hook_events),
         trust_hooks=trust_hooks,
         extra_config=dict(extra_config or {}),
+        extra_toml=extra_toml,
     )
     codex_home.project.mkdir(parents=True, exist_ok=True)
     codex_home.codex_home.mkdir(exist_ok=True)
