@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import HarnessError, cache_root, wait_until
+from .harness import HarnessError, HookCall, cache_root, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / ".ci" / "codex-version"
@@ -296,7 +296,7 @@ class CodexProcess:
         return "app-server" in self.argv[1:2] and "--managed-daemon" in self.argv
 
 
-@dataclass
+@dataclass(slots=True)
 class CodexHome:
     """A throw-away HOME, its CODEX_HOME (``HOME/.codex``) and a project dir in HOME.
 
@@ -314,6 +314,9 @@ class CodexHome:
     #: Merged into the base config (tables recursively), e.g. ``{"tui": {"terminal_title":
     #: ["spinner", "thread-id"]}}`` or ``{"features": {"daemon_auto_start": False}}``.
     extra_config: dict[str, Any] = field(default_factory=dict)
+    #: Raw TOML appended after everything else: only tables the base config does not have
+    #: (TOML forbids defining one twice); for [tui], [features] ... use ``extra_config``.
+    extra_toml: str = ""
 
     @property
     def config_path(self) -> Path:
@@ -355,7 +358,8 @@ class CodexHome:
         else:
             self.hooks_path.unlink(missing_ok=True)
         header = "# Written by tests/e2e/codex_harness.py for the fake Responses API.\n"
-        self.config_path.write_text(header + dump_toml(config))
+        extra = f"\n{self.extra_toml.strip()}\n" if self.extra_toml.strip() else ""
+        self.config_path.write_text(header + dump_toml(config) + extra)
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return codex_env(self, extra)
@@ -380,10 +384,12 @@ def make_codex_home(
     trust_hooks: bool = True,
     project_name: str = "proj",
     extra_config: Mapping[str, Any] | None = None,
+    extra_toml: str = "",
 ) -> CodexHome:
     """Create ``root/home`` with ``.codex/config.toml`` (and ``.codex/hooks.json`` running
     ``hook_command`` for every event, trusted unless ``trust_hooks`` is false) and the
-    project ``root/home/<project_name>``. ``extra_config`` is merged into config.toml."""
+    project ``root/home/<project_name>``. ``extra_config`` is merged into config.toml,
+    ``extra_toml`` appended to it."""
     home = root.resolve() / "home"
     codex_home = CodexHome(
         home,
@@ -394,6 +400,7 @@ def make_codex_home(
         hook_events=tuple(hook_events),
         trust_hooks=trust_hooks,
         extra_config=dict(extra_config or {}),
+        extra_toml=extra_toml,
     )
     codex_home.project.mkdir(parents=True, exist_ok=True)
     codex_home.codex_home.mkdir(exist_ok=True)
@@ -649,13 +656,10 @@ class CodexPane:
         return self._tmux(*args).stdout
 
     def composer(self) -> str | None:
-        """The text in the composer (the last line starting with COMPOSER_MARK), "" when it
-        shows the placeholder, None when no such line is on screen."""
-        lines = [ln for ln in self.capture().splitlines() if ln.startswith(COMPOSER_MARK)]
-        if not lines:
-            return None
-        text = lines[-1][len(COMPOSER_MARK) :].strip()
-        return "" if text == COMPOSER_PLACEHOLDER else text
+        """The text in the composer, "" when it shows the placeholder, None when no composer
+        is on screen. The composer is the last line starting with COMPOSER_MARK plus the
+        lines under it up to the first blank one (a long prompt wraps onto those)."""
+        return composer_text(self.capture())
 
     def dead(self) -> bool:
         proc = self._tmux("display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False)
@@ -739,11 +743,11 @@ class CodexPane:
         self.type_text(text)
         if not enter:
             return
-        needle = " ".join(text.split())[-40:]
+        needle = "".join(text.split())[-40:]
 
         def in_composer() -> bool:
             box = self.composer()
-            return box is not None and needle in " ".join(box.split())
+            return box is not None and needle in "".join(box.split())
 
         wait_until(
             in_composer,
@@ -764,6 +768,27 @@ class CodexPane:
                         f"Enter did not submit {text!r}; screen:\n{self.capture()}"
                     ) from None
             self.enter_retries += 1
+
+
+def composer_text(screen: str) -> str | None:
+    """See :meth:`CodexPane.composer`; whitespace runs (the wrapping) become one space."""
+    lines = screen.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith(COMPOSER_MARK)]
+    if not starts:
+        return None
+    box = [lines[starts[-1]][len(COMPOSER_MARK) :]]
+    for line in lines[starts[-1] + 1 :]:
+        if not line.strip():
+            break
+        box.append(line)
+    text = " ".join(" ".join(box).split())
+    return "" if text == COMPOSER_PLACEHOLDER else text
+
+
+def by_start(calls: Iterable[HookCall]) -> list[HookCall]:
+    """Hook calls in the order the hooks started (record_hook.sh's ``ts``), not the order
+    their lines were appended: hooks are separate processes (codex.md: order by start)."""
+    return sorted(calls, key=lambda c: c.ts)
 
 
 def is_idle_title(title: str) -> bool:

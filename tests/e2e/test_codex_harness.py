@@ -18,9 +18,10 @@ from .codex_harness import (
     CodexHome,
     CodexPane,
     TmuxCodex,
+    by_start,
 )
 from .fake_responses import DONE_ANSWER, PLAIN_ANSWER, TITLE_ANSWER, FakeResponsesAPI
-from .harness import HookCall, HookLog
+from .harness import HookCall, HookLog, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +32,7 @@ def run_turn(pane: CodexPane, hook_log: HookLog, prompt: str) -> list[HookCall]:
     pane.send_text(prompt)
     hook_log.wait_for("Stop", since=n)
     pane.wait_idle()
-    return hook_log.calls()[n:]
+    return by_start(hook_log.calls()[n:])
 
 
 def test_a_plain_prompt_fires_session_start_prompt_submit_and_stop(
@@ -56,12 +57,14 @@ def test_a_plain_prompt_fires_session_start_prompt_submit_and_stop(
     assert PLAIN_ANSWER in pane.capture()
     # The hidden title request came, and got the fake's title...
     fake_responses.wait_for_request(lambda r: r.kind == "title")
-    # ...yet the pane title keeps the first prompt, also after a second turn.
-    run_turn(pane, codex_hook_log, "second prompt")
+    # ...yet the pane title keeps the first prompt, also after a second turn (a prompt
+    # longer than the pane is wide: it wraps in the composer and is still submitted whole).
+    long_prompt = "second prompt " + " ".join(f"word{i}" for i in range(40))
+    run_turn(pane, codex_hook_log, long_prompt)
     assert pane.title() == "hello there | proj"
     assert TITLE_ANSWER not in pane.capture()
     turns = fake_responses.turn_requests()
-    assert [r.last_user_text for r in turns] == ["hello there", "second prompt"]
+    assert [r.last_user_text for r in turns] == ["hello there", long_prompt]
     assert "exec_command" in turns[0].tools and "apply_patch" in turns[0].tools
 
 
@@ -79,7 +82,7 @@ def test_run_shows_the_approval_dialog_and_y_approves(
     stop = codex_hook_log.wait_for("Stop")
     assert (codex_home.project / "approved.txt").is_file()
     assert stop.get("last_assistant_message") == DONE_ANSWER
-    events = codex_hook_log.events()
+    events = [c.event for c in by_start(codex_hook_log.calls())]
     assert events.index("PermissionRequest") < events.index("PostToolUse") < events.index("Stop")
     request = next(c for c in codex_hook_log.calls() if c.event == "PermissionRequest")
     assert request.get("tool_name") == "Bash"
@@ -129,3 +132,19 @@ def test_bypassing_hook_trust_runs_untrusted_hooks_without_a_daemon(
     # Each TUI serves itself: no daemon, and the hooks carry their own pane.
     assert codex_home.daemons() == []
     assert {c.pane for c in calls} == {second.pane_id} != {first.pane_id}
+
+
+def test_teardown_also_ends_a_command_still_running_in_the_daemon(
+    start_codex: StartCodex, codex_tmux: TmuxCodex, codex_hook_log: HookLog, codex_home: CodexHome
+) -> None:
+    pane = start_codex()
+    pane.send_text("SANDBOX:sleep 120")
+    codex_hook_log.wait_for("PreToolUse")
+    # The command is the daemon's (own session, never in the pane), found by its CODEX_HOME.
+    wait_until(
+        lambda: any(p.argv == ("sleep", "120") for p in codex_home.processes()),
+        timeout=15,
+        describe=lambda: f"sleep 120 among {codex_home.processes()}",
+    )
+    codex_tmux.stop()
+    assert codex_home.processes() == []

@@ -17,6 +17,7 @@ from .codex_harness import (
     CODEX_VERSION,
     CodexProcess,
     codex_env,
+    composer_text,
     hook_label,
     is_idle_title,
     make_codex_home,
@@ -81,6 +82,7 @@ def test_the_config_points_at_the_fake_and_trusts_every_hook(tmp_path: Path) -> 
         "http://127.0.0.1:1234/v1",
         hook_command="/bin/hook 'a b'",
         extra_config={"tui": {"terminal_title": ["spinner", "thread-id"]}},
+        extra_toml="[sandbox_workspace_write]\nexclude_slash_tmp = true\n",
     )
     assert home.codex_home == home.home / ".codex" and home.project == home.home / "proj"
     assert home.project.is_dir()
@@ -103,6 +105,7 @@ def test_the_config_points_at_the_fake_and_trusts_every_hook(tmp_path: Path) -> 
     assert config["notice"]["model_migrations"] == {"gpt-5.5": "gpt-6-sol"}
     assert config["features"]["default_mode_request_user_input"] is True
     assert config["tui"]["terminal_title"] == ["spinner", "thread-id"]
+    assert config["sandbox_workspace_write"] == {"exclude_slash_tmp": True}
     hooks = json.loads(home.hooks_path.read_text())["hooks"]
     assert list(hooks) == list(CODEX_HOOK_EVENTS)
     state = config["hooks"]["state"]
@@ -168,3 +171,19 @@ def test_idle_titles() -> None:
 
 def test_the_pinned_version_is_read_from_the_ci_file() -> None:
     assert CODEX_VERSION == "0.171.0"
+
+
+def test_the_composer_is_read_with_its_wrapped_lines() -> None:
+    screen = (
+        "\u203a hello\n\n\u2022 Hello from the fake model.\n\n"
+        "\u203a a long prompt that\n  wraps onto a second line\n\n  GPT-5.5 default \u00b7 ~/proj\n"
+    )
+    assert composer_text(screen) == "a long prompt that wraps onto a second line"
+    assert composer_text("\u203a Ask Codex to do anything\n\n  footer\n") == ""
+    assert composer_text("  Hooks need review\n") is None
+
+
+def test_a_misspelt_field_is_an_error_not_a_silent_no_op(tmp_path: Path) -> None:
+    home = make_codex_home(tmp_path, "http://x/v1")
+    with pytest.raises(AttributeError):
+        home.extra_tom = "[x]"  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from .codex_fixtures import StartCodex
-from .codex_harness import APPROVAL_QUESTION, CodexHome, CodexPane
+from .codex_harness import APPROVAL_QUESTION, CodexHome, CodexPane, by_start
 from .fake_responses import DONE_ANSWER, PATCH_LINE, FakeResponsesAPI
 from .harness import HookCall, HookLog
 
@@ -25,11 +25,11 @@ def run_turn(pane: CodexPane, hook_log: HookLog, prompt: str, until: str = "Stop
     pane.send_text(prompt)
     hook_log.wait_for(until, since=n)
     pane.wait_idle()
-    return hook_log.events(n)
+    return [c.event for c in by_start(hook_log.calls()[n:])]
 
 
 def last(hook_log: HookLog, event: str) -> HookCall:
-    return [c for c in hook_log.calls() if c.event == event][-1]
+    return [c for c in by_start(hook_log.calls()) if c.event == event][-1]
 
 
 def test_sandboxed_command_and_patch_run_without_a_dialog(
