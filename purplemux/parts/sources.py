@@ -116,7 +116,9 @@ async def transcripts(rt: Runtime) -> None:
             for name, tailer in tailers.items():
                 group.create_task(tailer.backfill(), name=f"transcript-history-{name}")
                 group.create_task(_save_offsets(rt, tailer), name=f"transcript-offsets-{name}")
-                group.create_task(_follow(rt, tailer), name=f"transcripts-{name}")
+            # The events are followed in the group's body (a sub-task's crash cancels it, and
+            # the part ends with that crash, not as if it were being stopped).
+            await asyncio.gather(*(_follow(rt, tailer) for tailer in tailers.values()))
     finally:
         unsubscribe()
         for tailer in tailers.values():
