@@ -42,7 +42,7 @@ mutation: setup
 # The real-CLI latencies (section 6) come from the e2e tier, which records them as it runs.
 bench: test-deps
 	rm -f benchmarks/results/e2e-latencies.json
-	$(BIN)/python -m pytest -q -m e2e tests/e2e/test_daemon_e2e.py
+	$(BIN)/python -m pytest -q -m e2e tests/e2e/test_daemon_e2e.py tests/e2e/test_codex_daemon_e2e.py
 	# Bytecode, as a pip-installed daemon has it (each benchmark start would compile otherwise).
 	$(BIN)/python -m compileall -q purplemux
 	$(BIN)/python -m benchmarks.run

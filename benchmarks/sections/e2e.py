@@ -24,6 +24,11 @@ E2E_TARGETS = {
     "approval_to_busy": ("dialog approved → busy", 0.5),
     "esc_to_idle": ("Esc while busy → idle", 0.5),
     "exit_to_ended": ("/exit → ended", 2.0),
+    # Codex (tests/e2e/test_codex_daemon_e2e.py): the same targets as Claude's.
+    "codex_dialog_hook_to_needs_input": ("Codex: PermissionRequest hook → needs-input", 0.25),
+    "codex_approval_to_busy": ("Codex: dialog approved (no hook: its pane title) → busy", 0.5),
+    "codex_esc_to_idle": ("Codex: Esc → idle (its Interrupt hook)", 0.5),
+    "codex_exit_to_ended": ("Codex: quit (no hook: the TUI leaves its pane) → ended", 2.0),
 }
 
 
@@ -54,8 +59,8 @@ def section_e2e(path: Path) -> Section:
     sec.source = f"`{rel}`"
     intro = (
         "Not measured by this script: read from "
-        f"`{rel}`, which the end-to-end tests write (the real Claude Code CLI in tmux, a real "
-        "daemon; `make bench` runs them just before this script): "
+        f"`{rel}`, which the end-to-end tests write (the real Claude Code and Codex CLIs in tmux, "
+        "a real daemon; `make bench` runs them just before this script): "
         '`{"dialog_hook_to_needs_input": [seconds, …], "dialog_to_needs_input": […], '
         '"approval_to_busy": […], "esc_to_idle": […], "exit_to_ended": […], '
         '"screen_poll_step_s": […]}`.'

@@ -177,6 +177,29 @@ def test_an_approval_is_needs_input_then_busy_when_approved_then_review(
     assert (codex_home.project / "approved.txt").exists()
 
 
+def test_approvals_in_a_row_each_wait_then_run(
+    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
+) -> None:
+    """Five dialogs, each approved with `y`: enough samples for the latencies to be judged."""
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    for n in range(5):
+        mark = feed.mark()
+        prompt(pane, f"RUN:touch round-{n}.txt")
+        asked = feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+        events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+        hook_at = [e["at"] for e in events if e["name"] == "PermissionRequest"][-1]
+        measured("codex_dialog_hook_to_needs_input", asked.wall - hook_at)
+        pane.wait_for_screen("Would you like to run the following command?")
+        mark = feed.mark()
+        pressed = time.time()
+        pane.send_keys("y")
+        busy = feed.wait_state(sid, "busy", since=mark)
+        measured("codex_approval_to_busy", busy.wall - pressed)
+        feed.wait_state(sid, "review", since=mark, timeout=30)
+        assert (codex_home.project / f"round-{n}.txt").exists()
+
+
 def test_a_denied_approval_is_idle_at_once(
     daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
 ) -> None:
