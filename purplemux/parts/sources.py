@@ -33,9 +33,10 @@ from purplemux.tmux import TmuxError, run_blocking
 log = logging.getLogger(__name__)
 
 CODEX_FAST = 0.1
-CODEX_SLOW = 1.0
-CODEX_IDLE = 5.0
-"""Seconds between looks at Codex panes: a session waits for input / Codex panes exist / none."""
+"""Seconds between looks at Codex panes while a Codex session waits for input."""
+CODEX_QUIET = 5.0
+CODEX_QUIET_MAX = 60.0
+"""The safety-net look at Codex panes: first after this, doubling while nothing changes."""
 CODEX_WALK_EVERY = 60.0
 """The process table is walked at least this often (a TUI on a server nobody named yet)."""
 RECOVERY_GRACE = 1.5
@@ -260,15 +261,20 @@ async def codex_panes(rt: Runtime) -> None:
     """Codex TUIs in tmux panes: each linked to its thread, its title read (sources/codex_panes.py).
 
     A look is one `list-panes -a` per server through its control client; the process table is
-    walked only when the panes changed, a TUI exited, or a Codex session has no pane yet. Looks
-    come every CODEX_FAST while a Codex session waits for input (its title says when the
-    approval is answered: the only sign of it), every CODEX_SLOW while Codex panes exist, and
-    every CODEX_IDLE otherwise (or when tmux or a Codex hook says something changed); the
-    process table at least every CODEX_WALK_EVERY (a TUI in a server nobody named yet)."""
+    walked only when the panes changed, a TUI exited, or a Codex session has no pane yet.
+    Nothing ticks while nothing happens: a look comes when a Codex session changes (its hooks,
+    its rollout), a TUI exits (a pidfd per TUI), tmux says panes came or went, or a TUI opens a
+    thread (its reference folder, watched). Only while a Codex session waits for input are
+    looks timed, every CODEX_FAST: its title leaving "Action Required" is the only sign that
+    the approval was answered. A safety-net look comes after CODEX_QUIET, doubling up to
+    CODEX_QUIET_MAX while looks find nothing new; the process table is walked at least every
+    CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
     homes = [str(rt.settings.codex_dir)] if rt.settings.codex_dir else []
     watcher = CodexPanes(homes)
     wake = asyncio.Event()
     walk_now = True
+    exits = _ExitWatch(wake.set)
+    quiet = CODEX_QUIET
     sockets: set[str] = {rt.tmux.key(None)}
 
     def on_change(session: Session) -> None:
@@ -277,9 +283,7 @@ async def codex_panes(rt: Runtime) -> None:
             return
         if session.tmux is None:
             walk_now = True  # a hook for a thread not placed yet: find its TUI now
-            wake.set()
-        elif session.state is State.NEEDS_INPUT:
-            wake.set()
+        wake.set()  # its hooks or rollout moved it: its pane may say more (/clear, a title)
 
     def on_tmux(socket: str, line: str) -> None:
         nonlocal walk_now
@@ -323,19 +327,22 @@ async def codex_panes(rt: Runtime) -> None:
                         sockets.add(socket)
                         rt.tmux.want(socket)
                         walk_now = True  # list that server's panes on the next look
+                found: list[Event] = []
                 if watcher.has_tuis() or watcher.links:
-                    for event in await asyncio.to_thread(watcher.look, panes, time.time()):
+                    found = await asyncio.to_thread(watcher.look, panes, time.time())
+                    for event in found:
                         rt.engine.post(_with_transcript(rt, event))
+                exits.follow(watcher.tui_pids())
                 waiting = any(
                     s.agent == "codex" and s.state is State.NEEDS_INPUT and not s.ended
                     for s in rt.engine.sessions.values()
                 )
-                interval = CODEX_FAST if waiting or walk_now else CODEX_SLOW
-                if not watcher.has_tuis() and not walk_now:
-                    interval = CODEX_IDLE
+                quiet = CODEX_QUIET if found else min(quiet * 2, CODEX_QUIET_MAX)
+                interval = CODEX_FAST if waiting or walk_now else quiet
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), interval)
     finally:
+        exits.close()
         unsubscribe()
         unlisten()
 

@@ -205,6 +205,10 @@ class CodexPanes:
         home = codex_home(pid, self._user_home)
         return home is not None and os.path.realpath(home) in self._homes
 
+    def tui_pids(self) -> set[int]:
+        """The Codex TUIs in the panes (their exits wake the watcher)."""
+        return {t.pid for t in self._tuis.values() if t is not None}
+
     def has_tuis(self) -> bool:
         return any(t is not None for t in self._tuis.values())
 
