@@ -246,7 +246,7 @@ def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon],
     Responses API stand-in: (the daemon's environment, a function that runs their turns)."""
     from purplemux import install
     from purplemux.agents.codex.install import hook_command
-    from tests.e2e.codex_harness import TmuxCodex, install_codex, make_codex_home
+    from tests.e2e.codex_harness import CodexPane, TmuxCodex, install_codex, make_codex_home
     from tests.e2e.fake_responses import FakeResponsesAPI
 
     home = root / "home"
@@ -260,8 +260,11 @@ def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon],
         )
         with TmuxCodex(install_codex(), world) as server:
 
+            panes: list[CodexPane] = []
+
             def turns(d: Daemon) -> None:
                 ask, done = server.start_pane(()), server.start_pane(())
+                panes.extend((ask, done))
                 for pane in (ask, done):
                     pane.wait_ready()
                 ask.send_text("RUN:npm run migrate -- --env staging")
@@ -275,6 +278,8 @@ def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon],
                 )
 
             yield {"CODEX_HOME": str(world.codex_home)}, turns
+            for pane in panes:
+                pane.send_keys("Escape")  # deny the open dialog: its daemon then stops at once
 
 
 def run(
