@@ -41,7 +41,13 @@ from purplemux.events import (
     StatusWaiting,
 )
 from purplemux.model import State
-from purplemux.sources.processes import Pane, ProcessTable, socket_from_tmux_env, tmux_env
+from purplemux.sources.processes import (
+    Pane,
+    ProcessTable,
+    find_under,
+    socket_from_tmux_env,
+    tmux_env,
+)
 
 log = logging.getLogger(__name__)
 
@@ -94,21 +100,6 @@ def _cwd(pid: int) -> str | None:
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return None
-
-
-def find_tui_under(pid: int, table: ProcessTable) -> int | None:
-    """The outermost Codex TUI at pid or below it (breadth first), if any."""
-    queue, seen = [pid], set()
-    while queue:
-        current = queue.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        info = table.procs.get(current)
-        if info is not None and is_codex(info):
-            return current
-        queue.extend(table.children.get(current, ()))
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +165,7 @@ class CodexPanes:
         self._pane_pids = {(p.socket, p.pane_id): p.pid for p, _ in panes}
         tuis: dict[PaneKey, _Tui | None] = {}
         for pane, _ in panes:
-            pid = find_tui_under(pane.pid, table)
+            pid = find_under(pane.pid, table, is_codex)
             if pid is None:
                 tuis[(pane.socket, pane.pane_id)] = None
                 continue

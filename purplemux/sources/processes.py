@@ -158,8 +158,8 @@ def _psutil_snapshot() -> ProcessTable:
     return table
 
 
-def find_claude_under(pid: int, table: ProcessTable) -> int | None:
-    """The outermost Claude process at pid or below it (breadth first), if any."""
+def find_under(pid: int, table: ProcessTable, wanted: Callable[[ProcInfo], bool]) -> int | None:
+    """The outermost process at pid or below it (breadth first) that is `wanted`, if any."""
     queue, seen = [pid], set()
     while queue:
         current = queue.pop(0)
@@ -167,10 +167,15 @@ def find_claude_under(pid: int, table: ProcessTable) -> int | None:
             continue
         seen.add(current)
         info = table.procs.get(current)
-        if info is not None and is_claude(info):
+        if info is not None and wanted(info):
             return current
         queue.extend(table.children.get(current, ()))
     return None
+
+
+def find_claude_under(pid: int, table: ProcessTable) -> int | None:
+    """The outermost Claude process at pid or below it (breadth first), if any."""
+    return find_under(pid, table, is_claude)
 
 
 class SessionClaim(Protocol):

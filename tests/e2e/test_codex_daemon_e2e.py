@@ -103,6 +103,13 @@ def prompt(pane: CodexPane, text: str) -> float:
     return time.time()
 
 
+def sees_the_dialog(pane: CodexPane) -> None:
+    """Wait as a person does: until the dialog is drawn and its title says so (the title is
+    the daemon's only sign of an answer, so it must have shown "Action Required" first)."""
+    pane.wait_for_screen("Would you like to run the following command?")
+    pane.wait_title(lambda t: "Action Required" in t, what="Action Required")
+
+
 def test_a_fresh_tui_is_listed_idle_on_its_own_pane_before_any_prompt(
     daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
 ) -> None:
@@ -154,43 +161,23 @@ def test_two_panes_on_one_app_server_each_on_their_own_row(
     assert feed.states(first, since=mark)[-1] == "review"
 
 
-def test_an_approval_is_needs_input_then_busy_when_approved_then_review(
+def test_approvals_are_needs_input_then_busy_when_approved_then_review(
     daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
 ) -> None:
-    pane = start_codex()
-    sid = on_pane(feed, pane).session["id"]
-    mark = feed.mark()
-    prompt(pane, "RUN:sleep 2 && touch approved.txt")
-    asked = feed.wait_state(sid, "needs-input", since=mark, timeout=30)
-    assert "touch approved.txt" in (asked.session["waiting_for"] or "")
-    pane.wait_for_screen("Would you like to run the following command?")
-    events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
-    hook_at = next(e["at"] for e in events if e["name"] == "PermissionRequest")
-    measured("codex_dialog_hook_to_needs_input", asked.wall - hook_at)
-    # No hook fires when it is answered: the pane title leaving "Action Required" says so.
-    mark = feed.mark()
-    pressed = time.time()
-    pane.send_keys("y")
-    busy = feed.wait_state(sid, "busy", since=mark)
-    measured("codex_approval_to_busy", busy.wall - pressed)
-    feed.wait_state(sid, "review", since=mark, timeout=30)
-    assert (codex_home.project / "approved.txt").exists()
-
-
-def test_approvals_in_a_row_each_wait_then_run(
-    daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex, codex_home: CodexHome
-) -> None:
-    """Five dialogs, each approved with `y`: enough samples for the latencies to be judged."""
+    """Five dialogs, each needs-input, then busy when approved with `y` (no hook fires at the
+    answer: the pane title leaving "Action Required" says so), then review; five samples for
+    the latencies to be judged. The first command runs a while, so busy shows while it runs."""
     pane = start_codex()
     sid = on_pane(feed, pane).session["id"]
     for n in range(5):
         mark = feed.mark()
-        prompt(pane, f"RUN:touch round-{n}.txt")
+        prompt(pane, f"RUN:{'sleep 2 && ' if n == 0 else ''}touch round-{n}.txt")
         asked = feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+        assert f"touch round-{n}.txt" in (asked.session["waiting_for"] or "")
         events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
         hook_at = [e["at"] for e in events if e["name"] == "PermissionRequest"][-1]
         measured("codex_dialog_hook_to_needs_input", asked.wall - hook_at)
-        pane.wait_for_screen("Would you like to run the following command?")
+        sees_the_dialog(pane)
         mark = feed.mark()
         pressed = time.time()
         pane.send_keys("y")
@@ -208,7 +195,7 @@ def test_a_denied_approval_is_idle_at_once(
     mark = feed.mark()
     prompt(pane, "RUN:touch denied.txt")
     feed.wait_state(sid, "needs-input", since=mark, timeout=30)
-    pane.wait_for_screen("Would you like to run the following command?")
+    sees_the_dialog(pane)
     mark = feed.mark()
     pressed = time.time()
     pane.send_keys("Escape")
