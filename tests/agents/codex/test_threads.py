@@ -8,9 +8,11 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from purplemux.agents.codex import threads as threads_module
 from purplemux.agents.codex.threads import (
     HISTORY_DB,
     OPENED_DIR,
@@ -227,19 +229,23 @@ def test_a_file_that_is_not_a_database(home: Path) -> None:
     assert got.rows == () and got.reason is not None and STATE_DB in got.reason
 
 
-def test_no_connection_stays_open(home: Path) -> None:
-    fill(home, "c_approve")
+def test_no_connection_stays_open(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writers = fill(home, "c_approve")  # Codex's own connections stay open meanwhile
+    opened: list[sqlite3.Connection] = []
+    connect = sqlite3.connect
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        opened.append(conn)
+        return conn
+
+    monkeypatch.setattr(threads_module.sqlite3, "connect", recording)
     assert read_threads(home).rows and latest_turns(home).rows
-    mine = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            mine.add(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            continue
-    # Only the fixture's own writer connections remain: one fd per database file and WAL.
-    ours = [p for p in mine if p.startswith(str(home))]
-    files = [db + end for db in (STATE_DB, HISTORY_DB) for end in ("", "-wal", "-shm")]
-    assert sorted(Path(p).name for p in ours) == sorted(files)
+    assert len(opened) == 2
+    for conn in opened:  # each read closed its connection: using one now fails
+        with pytest.raises(sqlite3.ProgrammingError):
+            conn.execute("SELECT 1")
+    assert all(w.execute("SELECT 1").fetchone() == (1,) for w in writers)
 
 
 def test_odd_paths_are_quoted_into_the_uri(tmp_path: Path) -> None:
