@@ -331,9 +331,10 @@ def _wait_healthy(daemon: Daemon, timeout: float = 30) -> None:
             raise RuntimeError(f"daemon exited: {daemon.logs()}")
         try:
             with urllib.request.urlopen(daemon.url + "/api/health", timeout=1) as r:
-                if r.status == 200:
+                # started: its app is up (it answers "starting" while the app loads)
+                if r.status == 200 and json.loads(r.read()).get("status") == "ok":
                     return
-        except OSError:
+        except (OSError, ValueError):
             time.sleep(0.01)
     raise RuntimeError("daemon did not start")
 

@@ -2,10 +2,13 @@
 
 A daemon with an empty home and Claude dir (nothing to follow) is started from each tree in
 turn, interleaved, and /api/health is polled every 5 ms (a fresh connection each time) until it
-answers 200. Each daemon runs with its tree first on sys.path (`cwd` and PYTHONPATH), with the
-same interpreter and libraries. The time counts Python's start, the imports, opening the store
-and uvicorn binding its socket: what a user (or a service manager) waits before the daemon
-answers. The baseline is the commit before issue 27's work (BASELINE_REF).
+answers 200 (the first answer), then until it says `"status": "ok"` (ready: the daemon's app and
+its parts started; since issue 27 the first answer is `"starting"` while the app loads, see
+purplemux.server.starting; before it, both were the same answer). Each daemon runs with its
+tree first on sys.path (`cwd` and PYTHONPATH), with the same interpreter and libraries. The
+time counts Python's start, the imports, opening the store and uvicorn binding its socket: what
+a user (or a service manager) waits before the daemon answers. The baseline is the commit
+before issue 27's work (BASELINE_REF).
 
     python -m benchmarks.start [-n 10] [--baseline-ref REF]
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,27 +31,36 @@ POLL = 0.005
 
 @dataclass
 class StartResult:
-    """Seconds from exec to the first 200 of /api/health, per tree ("this", "baseline")."""
+    """Seconds from exec to the first 200 of /api/health, and to "status": "ok", per tree
+    ("this", "baseline")."""
 
     times: dict[str, list[float]] = field(default_factory=lambda: {"this": [], "baseline": []})
+    ready: dict[str, list[float]] = field(default_factory=lambda: {"this": [], "baseline": []})
 
     def stats(self, tree: str) -> Stats:
         return Stats.of(self.times[tree])
 
+    def ready_stats(self, tree: str) -> Stats:
+        return Stats.of(self.ready[tree])
 
-def _health(port: int) -> bool:
+
+def _health(port: int) -> str | None:
+    """The status /api/health answers (None: no answer yet)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
     try:
         conn.request("GET", "/api/health")
-        return conn.getresponse().status == 200
-    except OSError:
-        return False
+        resp = conn.getresponse()
+        body = resp.read()
+        return str(json.loads(body).get("status")) if resp.status == 200 else None
+    except (OSError, ValueError):
+        return None
     finally:
         conn.close()
 
 
-def one(root: Path, name: str, tree: Path, timeout: float = 60) -> float:
-    """Seconds from starting `python -m purplemux serve` (from `tree`) to its first answer."""
+def one(root: Path, name: str, tree: Path, timeout: float = 60) -> tuple[float, float]:
+    """Seconds from starting `python -m purplemux serve` (from `tree`) to its first answer, and
+    to its answer saying it is ready."""
     daemon = bench_daemon(root, name)
     t0 = time.perf_counter()
     proc = daemon.spawn(
@@ -55,14 +68,18 @@ def one(root: Path, name: str, tree: Path, timeout: float = 60) -> float:
         env={**daemon.env, "PYTHONPATH": str(tree)},
         cwd=tree,  # `-m` puts the working directory first on sys.path
     )
+    first: float | None = None
     try:
-        while not _health(daemon.port):
+        while (status := _health(daemon.port)) != "ok":
+            if status is not None and first is None:
+                first = time.perf_counter() - t0
             if proc.poll() is not None:
                 raise RuntimeError(f"daemon exited: {daemon.logs()}")
             if time.perf_counter() - t0 > timeout:
                 raise RuntimeError("daemon did not answer /api/health")
             time.sleep(POLL)
-        return time.perf_counter() - t0
+        ready = time.perf_counter() - t0
+        return (ready if first is None else first), ready
     finally:
         daemon.stop()
 
@@ -74,7 +91,9 @@ def run(root: Path, baseline: Path, rounds: int) -> StartResult:
         one(root, f"warm-{label}", tree)
     for i in range(rounds):
         for label, tree in (("this", REPO), ("baseline", baseline)):
-            result.times[label].append(one(root, f"{label}-{i}", tree))
+            first, ready = one(root, f"{label}-{i}", tree)
+            result.times[label].append(first)
+            result.ready[label].append(ready)
     return result
 
 
@@ -90,8 +109,11 @@ def main() -> None:
         base = idle.export(args.baseline_ref, root / "baseline-tree")
         res = run(root, base, args.n)
     for tree in res.times:
-        s = res.stats(tree)
-        print(f"{tree:8}  exec -> /api/health: {s.min:.3f} / {s.median:.3f} / {s.max:.3f} s")
+        s, r = res.stats(tree), res.ready_stats(tree)
+        print(
+            f"{tree:8}  exec -> first answer: {s.min:.3f} / {s.median:.3f} / {s.max:.3f} s; "
+            f"-> ready: {r.min:.3f} / {r.median:.3f} / {r.max:.3f} s"
+        )
 
 
 if __name__ == "__main__":
