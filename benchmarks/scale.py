@@ -361,11 +361,15 @@ def _cpu(p: psutil.Process) -> float:
     return float(t.user + t.system + t.children_user + t.children_system)
 
 
-def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
+def one_start(
+    run_dir: Path, name: str, world: World, size: ScaleSize, tree: Path | None = None
+) -> ScaleRun:
+    """A start of a daemon (from `tree`, default this checkout) on the world."""
     daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
     daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
+    where = {} if tree is None else {"env": {**daemon.env, "PYTHONPATH": str(tree)}, "cwd": tree}
     t0 = time.perf_counter()
-    daemon.spawn(log_path=daemon.home.parent / "daemon.log")
+    daemon.spawn(log_path=daemon.home.parent / "daemon.log", **where)
     try:
         _wait_healthy(daemon)
         marks = asyncio.run(_follow(daemon, world, t0, timeout=300))
@@ -415,12 +419,17 @@ class ScaleResult:
     """GET /api/debug/memory of a traced start (PYTHONTRACEMALLOC=1) once complete."""
     restart: ScaleRun | None = None
     """A start on the first start's database (its stored transcript offsets)."""
+    baseline: ScaleRun | None = None
+    """A fresh start of the baseline tree (benchmarks.start.BASELINE_REF) on the same world."""
 
     def stats(self, attr: str) -> Stats:
         return Stats.of([getattr(r, attr) for r in self.runs])
 
 
-def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
+def run(
+    root: Path, size: ScaleSize, cache: Path | None = None, baseline: Path | None = None
+) -> ScaleResult:
+    """`baseline`: a tree to start once on the same world too, after this one's starts."""
     cache = cache or cache_root()
     t = time.monotonic()
     transcripts = ensure_transcripts(cache, size)
@@ -429,6 +438,9 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
     try:
         runs = [one_start(root / "scale", f"start-{i}", world, size) for i in range(size.runs)]
         restart = one_start(root / "scale", "start-0", world, size)
+        base = None
+        if baseline is not None:
+            base = one_start(root / "scale", "baseline-0", world, size, tree=baseline)
         memory = traced_start(root / "scale", "start-0", world)
         parts = idle_parts(world, transcripts)
         nprocs = len(psutil.pids())
@@ -450,6 +462,7 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
         empty_idle_cpu=empty_cpu,
         restart=restart,
         memory=memory,
+        baseline=base,
     )
 
 

@@ -29,6 +29,16 @@ BASELINE_REF = "8512e9a"
 POLL = 0.005
 
 
+def baseline_tree(root: Path) -> Path:
+    """The tree of BASELINE_REF, exported once into `root` (the sections of a run share it)."""
+    into = root / f"baseline-{BASELINE_REF}"
+    if not (into / "purplemux").is_dir():
+        from benchmarks import idle
+
+        idle.export(BASELINE_REF, into)
+    return into
+
+
 @dataclass
 class StartResult:
     """Seconds from exec to the first 200 of /api/health, and to "status": "ok", per tree
@@ -98,14 +108,14 @@ def run(root: Path, baseline: Path, rounds: int) -> StartResult:
 
 
 def main() -> None:
-    from benchmarks import idle
-
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("-n", type=int, default=10, help="starts per tree")
     parser.add_argument("--baseline-ref", default=BASELINE_REF)
     args = parser.parse_args()
     with tempdir("purplemux-bench-start-") as name:
         root = Path(name)
+        from benchmarks import idle
+
         base = idle.export(args.baseline_ref, root / "baseline-tree")
         res = run(root, base, args.n)
     for tree in res.times:
