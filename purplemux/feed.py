@@ -16,7 +16,7 @@ What a message costs with many clients (issue 27): it is encoded once (orjson) a
 served by uvicorn's WebSocket protocol (purplemux.server.wsframes), framed once: the same bytes
 are written to every such client's socket, with no per-client encoding, task or queue. Changes
 published in one turn of the event loop go out as one message (a session once, in its newest
-state); a client whose socket has too much unsent is dropped, and resyncs, as one whose queue
+state), and while the engine has more events queued, those of up to HOLD seconds; a client whose socket has too much unsent is dropped, and resyncs, as one whose queue
 overflows (a client served by another ASGI server keeps a bounded queue and a sender)."""
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ PROTOCOL = 3
 """The feed's message shapes (see above); the snapshot says it, so a client can tell."""
 QUEUE = 2000
 """Messages a queued client may have waiting before it is dropped (it resyncs)."""
+HOLD = 0.01
+"""Seconds a message may wait for more changes while its source says more are coming (the
+engine has events queued): under a flood, at most a message per HOLD to every client."""
 
 
 class FrameWriter(Protocol):
@@ -124,6 +127,9 @@ class Feed:
         """What was published since the last message: sent together at the end of the loop's
         turn (each session once, in its newest state)."""
         self._flush: asyncio.Handle | None = None
+        self.busy: Callable[[], bool] = lambda: False
+        """More changes are on their way (the engine's queue is not empty): the message waits
+        for them, up to HOLD, unless flush() is called first (the engine, once idle)."""
 
     def subscribe(self, writer: FrameWriter | None = None) -> tuple[Subscriber, Message]:
         """Register a client; its first message is the snapshot at the current seq. With a
@@ -171,7 +177,10 @@ class Feed:
             except RuntimeError:  # no loop (a direct call): nothing to wait for
                 self.flush()
                 return
-            self._flush = loop.call_soon(self.flush)
+            if self.busy():
+                self._flush = loop.call_later(HOLD, self.flush)
+            else:
+                self._flush = loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Send what was published since the last message, now."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from purplemux.feed import Feed, text_frame
+from purplemux.feed import HOLD, Feed, text_frame
 
 
 class Socket:
@@ -96,3 +96,28 @@ def test_a_broker_message_keeps_its_place_after_pending_changes() -> None:
 
     got = [(m["type"], m["seq"]) for m in asyncio.run(go()).messages()]
     assert got == [("sessions", 1), ("broker", 2)]
+
+
+def test_while_more_changes_are_coming_the_message_waits_for_them_up_to_a_bound() -> None:
+    async def go() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        feed = Feed(lambda: [])
+        sock = Socket()
+        feed.subscribe(sock)
+        coming = [True]
+        feed.busy = lambda: coming[0]
+        feed.publish_changes([{"id": "s1", "v": 1}])
+        await asyncio.sleep(0)
+        feed.publish_changes([{"id": "s1", "v": 2}, {"id": "s2"}])
+        await asyncio.sleep(0)
+        assert sock.frames == []  # held: the engine has more queued
+        coming[0] = False
+        feed.flush()  # the engine is idle
+        held = sock.messages()
+        coming[0] = True
+        feed.publish_changes([{"id": "s3"}])
+        await asyncio.sleep(HOLD * 3)  # never idle: it goes out after HOLD all the same
+        return held, sock.messages()[1:]
+
+    held, bounded = asyncio.run(go())
+    assert [(m["seq"], m["sessions"]) for m in held] == [(1, [{"id": "s1", "v": 2}, {"id": "s2"}])]
+    assert [(m["seq"], m["sessions"]) for m in bounded] == [(2, [{"id": "s3"}])]
