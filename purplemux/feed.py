@@ -16,8 +16,9 @@ What a message costs with many clients (issue 27): it is encoded once (orjson) a
 served by uvicorn's WebSocket protocol (purplemux.server.wsframes), framed once: the same bytes
 are written to every such client's socket, with no per-client encoding, task or queue. Changes
 published in one turn of the event loop go out as one message (a session once, in its newest
-state), and while the engine has more events queued, those of up to HOLD seconds; a client whose socket has too much unsent is dropped, and resyncs, as one whose queue
-overflows (a client served by another ASGI server keeps a bounded queue and a sender)."""
+state), and while the engine has more events queued, those of up to HOLD seconds; a client
+whose socket has too much unsent is dropped, and resyncs, as one whose queue overflows (a client
+served by another ASGI server keeps a bounded queue and a sender)."""
 
 from __future__ import annotations
 
