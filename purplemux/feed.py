@@ -128,6 +128,9 @@ class Feed:
         """What was published since the last message: sent together at the end of the loop's
         turn (each session once, in its newest state)."""
         self._flush: asyncio.Handle | None = None
+        self._focused: dict[Subscriber, None] = {}
+        """The subscribers that are visible, focused and signed in (see report_visibility):
+        asked at every notification, so not a walk over every client."""
         self.busy: Callable[[], bool] = lambda: False
         """More changes are on their way (the engine's queue is not empty): the message waits
         for them, up to HOLD, unless flush() is called first (the engine, once idle)."""
@@ -153,6 +156,15 @@ class Feed:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+        self._focused.pop(sub, None)
+
+    def report_visibility(self, sub: Subscriber, login: str | None, visible: bool) -> None:
+        """What a client says of its page: its proven login (or None) and whether it is seen."""
+        sub.login, sub.visible = login, visible
+        if visible and login is not None and sub in self.subscribers:
+            self._focused[sub] = None
+        else:
+            self._focused.pop(sub, None)
 
     def publish_changes(
         self, sessions: list[dict[str, Any]], removed: list[str] | None = None
@@ -247,9 +259,9 @@ class Feed:
 
     def focused_pages(self) -> int:
         """How many connected, signed-in dashboards report being visible and focused."""
-        return len([s for s in self.subscribers if s.visible and s.login is not None])
+        return len(self._focused)
 
     def focused_logins(self) -> set[str]:
         """The logins with a connected page that proved its key and is visible and focused:
         that page shows what a push to its own login's devices would say."""
-        return {s.login for s in self.subscribers if s.visible and s.login is not None}
+        return {s.login for s in self._focused if s.login is not None}

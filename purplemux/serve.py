@@ -16,6 +16,7 @@ from urllib.parse import unquote_plus
 
 import uvicorn
 
+from purplemux import memtrim
 from purplemux.home import load_or_create_token
 from purplemux.loglimits import BoundLines
 from purplemux.server.connguard import Guard, default_limits, guarded_protocol
@@ -52,6 +53,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
                 file=sys.stderr,
             )
     os.umask(0o077)  # everything the daemon makes in its home is the owner's alone
+    memtrim.tune()  # before any thread allocates (purplemux/memtrim.py)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

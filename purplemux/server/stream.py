@@ -68,8 +68,11 @@ async def _serve(ws: WebSocket, rt: Runtime) -> None:
             if isinstance(msg, dict) and msg.get("type") == "visibility":
                 key = msg.get("key")
                 actor = actor_of(ws, key if isinstance(key, str) else "")
-                sub.login = actor.login if actor is not None else None
-                sub.visible = bool(msg.get("visible")) and bool(msg.get("focused", True))
+                feed.report_visibility(
+                    sub,
+                    actor.login if actor is not None else None,
+                    bool(msg.get("visible")) and bool(msg.get("focused", True)),
+                )
 
     async def sender() -> None:
         # The feed ends, or drops a client that fell behind, with None.
