@@ -493,6 +493,7 @@ class TranscriptTailer:
                 if summed:  # the histories are summed: what parsing them took is free again
                     summed = False
                     await asyncio.to_thread(memtrim.give_back)
+                    continue  # work may have come meanwhile: look again before waiting
                 self._work.clear()
                 await self._work.wait()
                 continue
