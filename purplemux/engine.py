@@ -268,7 +268,7 @@ class Engine:
         self._running = True
         while True:
             if self._queue.empty():
-                self.feed.flush()  # nothing more to join what the feed holds: it goes out now
+                self.feed.idle()  # nothing more to join what the feed holds: it goes out soon
             item = await self._queue.get()
             if item is None:
                 break

@@ -16,15 +16,18 @@ What a message costs with many clients (issue 27): it is encoded once (orjson) a
 served by uvicorn's WebSocket protocol (purplemux.server.wsframes), framed once: the same bytes
 are written to every such client's socket, with no per-client encoding, task or queue. Changes
 published in one turn of the event loop go out as one message (a session once, in its newest
-state), and while the engine has more events queued, those of up to HOLD seconds; a client
+state), a message at least GAP seconds after the one before, and while the engine has more
+events queued, those of up to HOLD seconds; a client
 whose socket has too much unsent is dropped, and resyncs, as one whose queue overflows (a client
 served by another ASGI server keeps a bounded queue and a sender)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +46,11 @@ PROTOCOL = 3
 """The feed's message shapes (see above); the snapshot says it, so a client can tell."""
 QUEUE = 2000
 """Messages a queued client may have waiting before it is dropped (it resyncs)."""
+GAP = 0.005
+"""Seconds at least between two change messages: changes that come sooner join the next one,
+so each client gets at most 200 a second, however fast hooks arrive one at a time (each
+message is a write to every client's socket: with 50 clients, most of an event's cost when
+each event was a message of its own). Only a change that follows another within GAP waits."""
 HOLD = 0.01
 """Seconds a message may wait for more changes while its source says more are coming (the
 engine has events queued): under a flood, at most a message per HOLD to every client."""
@@ -128,6 +136,8 @@ class Feed:
         """What was published since the last message: sent together at the end of the loop's
         turn (each session once, in its newest state)."""
         self._flush: asyncio.Handle | None = None
+        self._sent_at = -math.inf
+        """The loop's time of the last change message (GAP)."""
         self._focused: dict[Subscriber, None] = {}
         """The subscribers that are visible, focused and signed in (see report_visibility):
         asked at every notification, so not a walk over every client."""
@@ -190,10 +200,25 @@ class Feed:
             except RuntimeError:  # no loop (a direct call): nothing to wait for
                 self.flush()
                 return
+            wait = self._sent_at + GAP - loop.time()
             if self.busy():
-                self._flush = loop.call_later(HOLD, self.flush)
-            else:
-                self._flush = loop.call_soon(self.flush)
+                wait = max(wait, HOLD)
+            self._flush = (
+                loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
+            )
+
+    def idle(self) -> None:
+        """Nothing more is coming for now (the engine's queue is empty): what is held goes out
+        as soon as GAP allows."""
+        if self._flush is None:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._sent_at + GAP - loop.time()
+        if wait <= 0:
+            self.flush()
+            return
+        self._flush.cancel()
+        self._flush = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
         """Send what was published since the last message, now."""
@@ -208,6 +233,8 @@ class Feed:
             "removed": list(self._removed),
         }
         self._changed, self._removed = {}, {}
+        with contextlib.suppress(RuntimeError):  # no loop (a direct call): no gap to keep
+            self._sent_at = asyncio.get_running_loop().time()
         if self._board is not None and self.subscribers:
             now = self._board()
             message["list"] = now.summary_json()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from purplemux.feed import HOLD, Feed, text_frame
+from purplemux.feed import GAP, HOLD, Feed, text_frame
 
 
 class Socket:
@@ -42,7 +42,7 @@ def test_a_frame_carries_its_payload_at_every_length() -> None:
         assert head == (2 if size < 126 else 4 if size < 65536 else 10)
 
 
-def test_changes_of_one_turn_go_out_once_in_their_newest_state_to_every_client() -> None:
+def test_changes_close_together_go_out_once_in_their_newest_state_to_every_client() -> None:
     async def go() -> tuple[Socket, Socket, int]:
         feed = Feed(lambda: [])
         a, b = Socket(), Socket()
@@ -53,7 +53,10 @@ def test_changes_of_one_turn_go_out_once_in_their_newest_state_to_every_client()
         feed.publish_changes([], ["s2"])
         await asyncio.sleep(0)
         feed.publish_changes([{"id": "s3", "v": 1}])  # the next turn: a message of its own
+        feed.publish_changes([{"id": "s4", "v": 1}])
         await asyncio.sleep(0)
+        assert len(a.frames) == 1  # sooner than GAP after the first: they wait for it
+        await asyncio.sleep(GAP * 3)
         return a, b, feed.seq
 
     a, b, seq = asyncio.run(go())
@@ -62,7 +65,8 @@ def test_changes_of_one_turn_go_out_once_in_their_newest_state_to_every_client()
     assert (first["seq"], second["seq"], seq) == (1, 2, 2)
     assert first["sessions"] == [{"id": "s1", "v": 2}]
     assert first["removed"] == ["s3", "s2"]
-    assert second["sessions"] == [{"id": "s3", "v": 1}] and second["removed"] == []
+    assert second["sessions"] == [{"id": "s3", "v": 1}, {"id": "s4", "v": 1}]
+    assert second["removed"] == []
 
 
 def test_a_client_whose_socket_is_full_is_dropped_and_the_others_go_on() -> None:
@@ -76,7 +80,7 @@ def test_a_client_whose_socket_is_full_is_dropped_and_the_others_go_on() -> None
         await asyncio.sleep(0)
         slow.full = False
         feed.publish_changes([{"id": "s2"}])
-        await asyncio.sleep(0)
+        await asyncio.sleep(GAP * 3)
         return slow, fast, lagging.overflowed, lagging.ended.is_set()
 
     slow, fast, overflowed, ended = asyncio.run(go())
