@@ -335,7 +335,8 @@ def _wait_healthy(daemon: Daemon, timeout: float = 30) -> None:
                 if r.status == 200 and json.loads(r.read()).get("status") == "ok":
                     return
         except (OSError, ValueError):
-            time.sleep(0.01)
+            pass
+        time.sleep(0.01)  # not yet (no answer, or "starting"): as often as before issue 27
     raise RuntimeError("daemon did not start")
 
 
