@@ -28,7 +28,7 @@ from typing import Any
 
 import psutil
 
-from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, running, tempdir
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, tempdir
 
 SESSION_EVENTS = 400
 """Events per session and run: below the 1,000 that /api/sessions/{id}/events returns."""
@@ -271,12 +271,24 @@ class Clients:
             self.proc.wait(10)
 
 
-def run(root: Path, concurrency: list[int], events: int, repeat: int) -> IngestResult:
+def run(
+    root: Path,
+    concurrency: list[int],
+    events: int,
+    repeat: int,
+    tree: Path | None = None,
+    extras: bool = True,
+) -> IngestResult:
+    """`tree`: the checkout the daemon runs from (default this one); without `extras`, only the
+    runs with the clients attached (not the one before them, nor the one with panes)."""
     # 50 viewers from one address: past the default feed cap (16 per address).
-    daemon = bench_daemon(root, "ingest", PURPLEMUX_MAX_FEEDS=str(WS_CLIENTS + 14))
-    with running(daemon) as d:
+    name = "ingest" if tree is None else f"ingest-{tree.name}"
+    daemon = bench_daemon(root, name, PURPLEMUX_MAX_FEEDS=str(WS_CLIENTS + 14))
+    where = {} if tree is None else {"env": {**daemon.env, "PYTHONPATH": str(tree)}, "cwd": tree}
+    try:
+        d = daemon.start(**where)
         # For comparison: the highest concurrency before any WebSocket client is attached.
-        baseline = one_run(d, max(concurrency), events)
+        baseline = one_run(d, max(concurrency), events) if extras else None
         clients = Clients(d, WS_CLIENTS)
         try:
             runs: list[IngestRun] = []
@@ -286,12 +298,15 @@ def run(root: Path, concurrency: list[int], events: int, repeat: int) -> IngestR
                     rep = clients.wait_for(_feed_seq(d))
                     r.delivered_seconds = max(rep["last"]) - r.started
                     runs.append(r)
-            # And once with panes on a tmux server the daemon cannot reach (see the report).
-            with_panes = one_run(d, max(concurrency), events, panes=True)
-            rep = clients.wait_for(_feed_seq(d))
-            with_panes.delivered_seconds = max(rep["last"]) - with_panes.started
+            with_panes = None
+            if extras:  # once with panes on a tmux server the daemon cannot reach (the report)
+                with_panes = one_run(d, max(concurrency), events, panes=True)
+                rep = clients.wait_for(_feed_seq(d))
+                with_panes.delivered_seconds = max(rep["last"]) - with_panes.started
         finally:
             clients.close()
+    finally:
+        daemon.stop()
     return IngestResult(
         runs,
         rep["received"],
@@ -393,6 +408,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline-ref", help="also run a baseline tree (a git ref), interleaved")
     parser.add_argument("--ws-clients", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -402,7 +418,20 @@ def main() -> None:
         asyncio.run(_clients(args.url, os.environ["PURPLEMUX_BENCH_TOKEN"], args.ws_clients))
         return
     with tempdir("purplemux-bench-ingest-") as name:
-        result = run(Path(name), args.concurrency, args.events, args.repeat)
+        results = {"this": run(Path(name), args.concurrency, args.events, args.repeat)}
+        if args.baseline_ref:
+            from benchmarks import idle
+
+            base = idle.export(args.baseline_ref, Path(name) / "baseline-tree")
+            results["baseline"] = run(
+                Path(name), args.concurrency, args.events, args.repeat, base, extras=False
+            )
+    for label, result in results.items():
+        print(f"--- {label}")
+        _print(result)
+
+
+def _print(result: IngestResult) -> None:
     for c, runs in result.by_concurrency().items():
         s = result.rate_stats(c)
         lost = sum(r.lost for r in runs)
@@ -412,7 +441,11 @@ def main() -> None:
         )
     for c in result.by_concurrency():
         s = result.delivered_stats(c)
-        print(f"concurrency {c:2d}: delivered to every WS client: {s.median:7.0f} events/s")
+        cpu = Stats.of([r.cpu_per_event for r in result.by_concurrency()[c]]).median
+        print(
+            f"concurrency {c:2d}: delivered to every WS client: {s.median:7.0f} events/s, "
+            f"daemon CPU {cpu:,.0f} µs/event"
+        )
     print(
         f"WS clients: received {min(result.ws_received, default=0)}.."
         f"{max(result.ws_received, default=0)} messages each, dropped {result.ws_dropped}, "

@@ -36,6 +36,7 @@ class Sizes:
     idle_events: int = 1000
     idle_runs: int = 3
     hosts_samples: int = 200
+    start_runs: int = 10
 
 
 FULL = Sizes(
@@ -72,6 +73,7 @@ QUICK = replace(
     idle_events=40,
     idle_runs=1,
     hosts_samples=10,
+    start_runs=1,
 )
 
 

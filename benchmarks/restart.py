@@ -111,8 +111,14 @@ def _turn(writer: TurnWriter, text: str) -> list[str]:
 
 
 def run(
-    root: Path, size: scale.ScaleSize, baseline: Path, cache: Path | None = None
+    root: Path,
+    size: scale.ScaleSize,
+    baseline: Path,
+    cache: Path | None = None,
+    before: Path | None = None,
 ) -> RestartResult:
+    """`baseline`: the tree before issue 14; `before`: another to run beside them (the tree
+    before issue 27, labelled "before")."""
     cache = cache or cache_root()
     transcripts = scale.ensure_transcripts(cache, size)
     world = scale.build_world(root / "restart", cache, size, transcripts)
@@ -125,10 +131,13 @@ def run(
         path.parent.mkdir(parents=True)
         shutil.copyfile(project_dir(cache / size.key(), t.cwd) / path.name, path)
         writer = TurnWriter(t.session_id, t.cwd, seed=7, t0=time.time() - 3600)
-        trees = {"this": TreeTimes(), "baseline": TreeTimes()}
+        order = [("this", REPO), ("baseline", baseline)]
+        if before is not None:
+            order.insert(1, ("before", before))
+        trees = {label: TreeTimes() for label, _ in order}
         n = 0
         for i in range(size.runs):
-            for label, tree in (("this", REPO), ("baseline", baseline)):
+            for label, tree in order:
                 times = trees[label]
                 for case in ("fresh", "restart"):
                     n += 1

@@ -34,6 +34,7 @@ from benchmarks.sections.ingest import section_ingest
 from benchmarks.sections.restart import section_restart
 from benchmarks.sections.scale import section_scale
 from benchmarks.sections.soak import section_soak
+from benchmarks.sections.start import section_start
 from benchmarks.sections.tail import section_tail
 from benchmarks.sections.ws import section_ws
 
@@ -41,7 +42,7 @@ TIGHT_DISK = 5 << 30
 
 SECTIONS = (
     *("hooks", "ws", "ingest", "scale", "tail", "e2e", "soak"),
-    *("answer", "history", "idle", "hosts", "restart"),
+    *("answer", "history", "idle", "hosts", "restart", "start"),
 )
 
 
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             "idle": lambda: section_idle(root, sizes),
             "hosts": lambda: section_hosts(root, sizes),
             "restart": lambda: section_restart(root, sizes, cache),
+            "start": lambda: section_start(root, sizes),
         }
         for key in SECTIONS:
             if key not in wanted:

@@ -331,10 +331,12 @@ def _wait_healthy(daemon: Daemon, timeout: float = 30) -> None:
             raise RuntimeError(f"daemon exited: {daemon.logs()}")
         try:
             with urllib.request.urlopen(daemon.url + "/api/health", timeout=1) as r:
-                if r.status == 200:
+                # started: its app is up (it answers "starting" while the app loads)
+                if r.status == 200 and json.loads(r.read()).get("status") == "ok":
                     return
-        except OSError:
-            time.sleep(0.01)
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.01)  # not yet (no answer, or "starting"): as often as before issue 27
     raise RuntimeError("daemon did not start")
 
 
@@ -360,11 +362,15 @@ def _cpu(p: psutil.Process) -> float:
     return float(t.user + t.system + t.children_user + t.children_system)
 
 
-def one_start(run_dir: Path, name: str, world: World, size: ScaleSize) -> ScaleRun:
+def one_start(
+    run_dir: Path, name: str, world: World, size: ScaleSize, tree: Path | None = None
+) -> ScaleRun:
+    """A start of a daemon (from `tree`, default this checkout) on the world."""
     daemon = bench_daemon(run_dir, name, claude_dir=world.claude_dir)
     daemon.env_extra["TMUX_TMPDIR"] = str(world.tmux_tmpdir)
+    where = {} if tree is None else {"env": {**daemon.env, "PYTHONPATH": str(tree)}, "cwd": tree}
     t0 = time.perf_counter()
-    daemon.spawn(log_path=daemon.home.parent / "daemon.log")
+    daemon.spawn(log_path=daemon.home.parent / "daemon.log", **where)
     try:
         _wait_healthy(daemon)
         marks = asyncio.run(_follow(daemon, world, t0, timeout=300))
@@ -414,12 +420,17 @@ class ScaleResult:
     """GET /api/debug/memory of a traced start (PYTHONTRACEMALLOC=1) once complete."""
     restart: ScaleRun | None = None
     """A start on the first start's database (its stored transcript offsets)."""
+    baseline: ScaleRun | None = None
+    """A fresh start of the baseline tree (benchmarks.start.BASELINE_REF) on the same world."""
 
     def stats(self, attr: str) -> Stats:
         return Stats.of([getattr(r, attr) for r in self.runs])
 
 
-def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
+def run(
+    root: Path, size: ScaleSize, cache: Path | None = None, baseline: Path | None = None
+) -> ScaleResult:
+    """`baseline`: a tree to start once on the same world too, after this one's starts."""
     cache = cache or cache_root()
     t = time.monotonic()
     transcripts = ensure_transcripts(cache, size)
@@ -428,6 +439,9 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
     try:
         runs = [one_start(root / "scale", f"start-{i}", world, size) for i in range(size.runs)]
         restart = one_start(root / "scale", "start-0", world, size)
+        base = None
+        if baseline is not None:
+            base = one_start(root / "scale", "baseline-0", world, size, tree=baseline)
         memory = traced_start(root / "scale", "start-0", world)
         parts = idle_parts(world, transcripts)
         nprocs = len(psutil.pids())
@@ -449,6 +463,7 @@ def run(root: Path, size: ScaleSize, cache: Path | None = None) -> ScaleResult:
         empty_idle_cpu=empty_cpu,
         restart=restart,
         memory=memory,
+        baseline=base,
     )
 
 

@@ -222,9 +222,7 @@ def run(root: Path, sizes: Sizes) -> Result:
         per = sizes.hook_events // sizes.hook_clients
         sent: list[int] = []
         threads = [
-            threading.Thread(
-                target=lambda c=c: sent.append(_hooks(d, tmux, panes, c, per, conns))
-            )
+            threading.Thread(target=lambda c=c: sent.append(_hooks(d, tmux, panes, c, per, conns)))
             for c in range(sizes.hook_clients)
         ]
         for t in threads:

@@ -27,7 +27,6 @@ from benchmarks.common import (
     Stats,
     bench_daemon,
     percentile,
-    running,
     settle_spool,
     tempdir,
 )
@@ -155,12 +154,20 @@ async def measure(daemon: Daemon, clients: int, samples: int) -> WsResult:
     return WsResult(clients, per_client, slowest, timeouts)
 
 
-def run(root: Path, client_counts: list[int], samples: int) -> list[WsResult]:
-    """One daemon; a measurement per client count."""
+def run(
+    root: Path, client_counts: list[int], samples: int, tree: Path | None = None
+) -> list[WsResult]:
+    """One daemon (from `tree`, default this checkout); a measurement per client count."""
     # Every client from one address: past the default feed cap (16 per address).
     feeds = str(max(client_counts, default=1) + 14)
-    with running(bench_daemon(root, "ws", PURPLEMUX_MAX_FEEDS=feeds)) as d:
+    name = "ws" if tree is None else f"ws-{tree.name}"
+    daemon = bench_daemon(root, name, PURPLEMUX_MAX_FEEDS=feeds)
+    where = {} if tree is None else {"env": {**daemon.env, "PYTHONPATH": str(tree)}, "cwd": tree}
+    try:
+        d = daemon.start(**where)
         return [asyncio.run(measure(d, n, samples)) for n in client_counts]
+    finally:
+        daemon.stop()
 
 
 def main() -> None:

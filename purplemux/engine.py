@@ -105,6 +105,7 @@ class Engine:
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
         self.feed = Feed(self.feed_snapshot, self.board, clock)
+        self.feed.busy = lambda: not self._queue.empty()  # its batches join one message
         self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
         self._failing = RateLimitedLog(log)
@@ -266,6 +267,8 @@ class Engine:
         """Consume the queue until stop() is called; serial, so no locks."""
         self._running = True
         while True:
+            if self._queue.empty():
+                self.feed.idle()  # nothing more to join what the feed holds: it goes out soon
             item = await self._queue.get()
             if item is None:
                 break
@@ -300,6 +303,7 @@ class Engine:
                         it.done.set_exception(exc)
             if self._end_now:
                 break
+        self.feed.flush()  # what it holds goes out before the end
         self._running = False
 
     async def stop(self) -> None:

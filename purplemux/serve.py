@@ -16,10 +16,11 @@ from urllib.parse import unquote_plus
 
 import uvicorn
 
+from purplemux import memtrim
 from purplemux.home import load_or_create_token
 from purplemux.loglimits import BoundLines
-from purplemux.server.app import create_app
 from purplemux.server.connguard import Guard, default_limits, guarded_protocol
+from purplemux.server.starting import Starting
 from purplemux.settings import Settings, is_loopback
 from purplemux.store import Store, StoreError
 
@@ -52,6 +53,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
                 file=sys.stderr,
             )
     os.umask(0o077)  # everything the daemon makes in its home is the owner's alone
+    memtrim.tune()  # before any thread allocates (purplemux/memtrim.py)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -77,8 +79,16 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         )
     out.flush()
     limits = default_limits(settings.max_connections, settings.max_feeds)
+    server: QuietServer | None = None
+
+    def failed() -> None:
+        if server is not None:
+            server.should_exit = True
+
+    # It answers /api/health at once and loads the daemon's app behind it (server/starting.py).
+    app = Starting(settings, on_failure=failed)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         access_log=False,  # the login link carries the token: never write URLs to a log
@@ -108,7 +118,7 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
             handler.addFilter(bound)
     server = QuietServer(config)
     server.run()
-    return 0
+    return 1 if app.failed else 0
 
 
 class QuietServer(uvicorn.Server):

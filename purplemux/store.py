@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from purplemux.events import Event
-from purplemux.model import Session
+if TYPE_CHECKING:  # `serve` opens the store before it answers; the models load with the app
+    from purplemux.events import Event
+    from purplemux.model import Session
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -251,6 +252,8 @@ class Store:
     # --- sessions and events -------------------------------------------------------------------
 
     def load_sessions(self) -> list[Session]:
+        from purplemux.model import Session
+
         rows = self.db.execute("SELECT record FROM sessions").fetchall()
         out = []
         for (record,) in rows:

@@ -25,6 +25,7 @@ SECTIONS = (
     "9. History: timelines and the day's summary",
     "11. Several hosts: a change on one host → another host's WebSocket client",
     "12. A start with a big live transcript: the last answer shown",
+    "13. Start: `serve` → its first answer",
 )
 NUMBER = re.compile(r"\d+\.\d+|\d{2,}")
 
@@ -39,7 +40,7 @@ def table_rows(body: str) -> list[str]:
     return [line for line in body.splitlines() if line.startswith("| ") and "---" not in line]
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(660)
 def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     e2e = tmp_path / "e2e-latencies.json"
     e2e.write_text(
@@ -60,7 +61,7 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=400,
+        timeout=640,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = out.read_text()

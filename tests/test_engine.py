@@ -237,7 +237,8 @@ async def test_batched_messages_keep_each_sessions_order_and_a_gap_free_seq(
     live = {s["id"]: s for s in snap["sessions"]}
     seq = snap["seq"]
     sent = messages(sub)
-    assert len(sent) == engine.stats.batches < 120  # batched: fewer messages than events
+    # Batched, and batches coalesced (feed.GAP, feed.HOLD): no more messages than batches.
+    assert len(sent) <= engine.stats.batches < 120
     for msg in sent:
         assert msg["type"] == "sessions" and msg["seq"] == seq + 1
         seq = msg["seq"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmarks import (
     ingest,
+    start,
 )
 from benchmarks.common import Stats
 from benchmarks.report import (
@@ -19,7 +20,17 @@ from benchmarks.report import (
 
 
 def section_ingest(root: Path, sizes: Sizes) -> Section:
-    r = ingest.run(root, list(sizes.ingest_concurrency), sizes.ingest_events, sizes.ingest_repeat)
+    steps = list(sizes.ingest_concurrency)
+    r = ingest.run(root, steps, sizes.ingest_events, sizes.ingest_repeat)
+    # The same runs with the clients attached, from the tree before issue 27's work.
+    before = ingest.run(
+        root,
+        steps,
+        sizes.ingest_events,
+        sizes.ingest_repeat,
+        tree=start.baseline_tree(root),
+        extras=False,
+    )
     sec = Section("3. Ingest")
     by = r.by_concurrency()
     rows = []
@@ -36,6 +47,19 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
                 sum(x.sent - x.accepted for x in runs),
                 f"{cpu.median:,.0f}",
                 verdict(s.median >= 3000 and sum(x.lost for x in runs) == 0),
+            ]
+        )
+    side = []
+    for c in by:
+        cpu_now = Stats.of([x.cpu_per_event for x in by[c]]).median
+        cpu_then = Stats.of([x.cpu_per_event for x in before.by_concurrency()[c]]).median
+        side.append(
+            [
+                c,
+                f"{r.rate_stats(c).median:,.0f} / {before.rate_stats(c).median:,.0f}",
+                f"{r.delivered_stats(c).median:,.0f} / {before.delivered_stats(c).median:,.0f}",
+                f"{cpu_now:,.0f} / {cpu_then:,.0f}",
+                f"{sum(x.lost for x in by[c])} / {sum(x.lost for x in before.by_concurrency()[c])}",
             ]
         )
     base = r.baseline
@@ -64,9 +88,23 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
             rows,
         ),
         "",
+        f"Beside the tree before issue 27 ({start.BASELINE_REF}), the same runs with the "
+        f"{ingest.WS_CLIENTS} clients attached, after this tree's (this tree / before; medians):",
+        "",
+        *table(
+            [
+                "concurrency",
+                "events/s stored",
+                f"events/s seen by all {ingest.WS_CLIENTS} clients",
+                "daemon CPU µs/event",
+                "lost",
+            ],
+            side,
+        ),
+        "",
         f"- The {ingest.WS_CLIENTS} WebSocket clients received "
         f"{min(r.ws_received, default=0):,}–{max(r.ws_received, default=0):,} messages each "
-        "(one per engine batch: the events that arrived together, each changed session once); "
+        "(what changed together, each changed session once, at most a message per 5 ms); "
         f"sequence gaps: {r.ws_gaps}; clients closed for falling behind: {r.ws_dropped}. "
         f"Client 0 decoded every message: {r.ws_updates:,} session copies, {r.ws_disorder} older "
         "than one it already had; the other clients read each message's seq off its head (they "
@@ -112,7 +150,28 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
             "number of POSTs in flight: the concurrency. The load generator and the clients' "
             f"process share the same {cores()} cores with the daemon.",
         ]
+    top, one = max(by), min(by)
+    cpu16 = Stats.of([x.cpu_per_event for x in by[top]]).median
+    cpu16_then = Stats.of([x.cpu_per_event for x in before.by_concurrency()[top]]).median
+    seen16, seen1 = r.delivered_stats(top).median, r.delivered_stats(one).median
+    lost = sum(x.lost for x in r.runs)
     sec.summary += [
+        [
+            "3",
+            f"per event, {ingest.WS_CLIENTS} viewers: daemon CPU at concurrency {top}; events/s "
+            f"stored and seen by all at {top} / {one} (before issue 27)",
+            f"{cpu16:,.0f} µs ({cpu16_then:,.0f}); {r.rate_stats(top).median:,.0f} and "
+            f"{seen16:,.0f} / {r.rate_stats(one).median:,.0f} and {seen1:,.0f} "
+            f"({before.rate_stats(top).median:,.0f} / {before.rate_stats(one).median:,.0f}); "
+            f"lost {lost}",
+            "≤ 400 µs; ≥ 2,000 / ≥ 1,000; 0 lost",
+            verdict(
+                cpu16 <= 400
+                and min(r.rate_stats(top).median, seen16) >= 2000
+                and min(r.rate_stats(one).median, seen1) >= 1000
+                and lost == 0
+            ),
+        ],
         [
             "3",
             f"ingest with {ingest.WS_CLIENTS} WS clients, median events/s at concurrency "
@@ -121,6 +180,6 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
             + f"; lost {sum(x.lost for x in r.runs)}",
             "≥ 3,000/s, 0 lost",
             verdict(best >= 3000 and sum(x.lost for x in r.runs) == 0),
-        ]
+        ],
     ]
     return sec

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmarks import (
     scale,
+    start,
 )
 from benchmarks.report import (
     Section,
@@ -19,7 +20,7 @@ from benchmarks.report import (
 
 def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
     size = sizes.scale
-    r = scale.run(root, size, cache)
+    r = scale.run(root, size, cache, baseline=start.baseline_tree(root))
     mb = 2**20
     st = {
         k: r.stats(k)
@@ -96,7 +97,7 @@ def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
                         "RSS after the idle spell, MB",
                         "rss_idle",
                         1 / mb,
-                        ("≤ 100 MB", verdict(st["rss_idle"].median <= 100 * mb)),
+                        ("≤ 80 MB", verdict(st["rss_idle"].median <= 80 * mb)),
                     ),
                     (
                         "peak RSS (VmHWM), MB",
@@ -198,20 +199,57 @@ def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
             + "; ".join(f"`{t['where']}` {t['bytes'] / mb:.1f} MB" for t in r.memory["top"][:6])
             + ".",
         ]
+    if r.baseline is not None:
+        b = r.baseline
+        sec.lines += [
+            "",
+            f"Beside it, one fresh start of the tree before issue 27's work "
+            f"({start.BASELINE_REF}) on the same world, after this tree's starts:",
+            "",
+            *table(
+                ["figure", "this tree (median)", f"before issue 27 ({start.BASELINE_REF})"],
+                [
+                    ["all live sessions listed, s", ms(st["listed"].median), ms(b.listed)],
+                    ["complete `/api/sessions`, s", ms(st["complete"].median), ms(b.complete)],
+                    [
+                        "RSS when complete, MB",
+                        f"{st['rss_complete'].median / mb:.1f}",
+                        f"{b.rss_complete / mb:.1f}",
+                    ],
+                    [
+                        "RSS after the idle spell, MB",
+                        f"{st['rss_idle'].median / mb:.1f}",
+                        f"{b.rss_idle / mb:.1f}",
+                    ],
+                    [
+                        "peak RSS (VmHWM), MB",
+                        f"{st['rss_peak'].median / mb:.1f}",
+                        f"{b.rss_peak / mb:.1f}",
+                    ],
+                ],
+            ),
+        ]
     sec.summary += [
         [
             "4",
             "scale: start → complete `/api/sessions`",
-            f"{ms(st['complete'].median)} s",
+            f"{ms(st['complete'].median)} s"
+            + (f" (before issue 27: {ms(r.baseline.complete)} s)" if r.baseline else ""),
             "≤ 2 s",
             verdict(st["complete"].median <= 2),
         ],
         [
             "4",
             "scale: RSS after the idle spell; peak",
-            f"{st['rss_idle'].median / mb:.0f} MB; {st['rss_peak'].median / mb:.0f} MB",
-            "≤ 100 MB",
-            verdict(st["rss_peak"].median <= 100 * mb),
+            f"{st['rss_idle'].median / mb:.0f} MB; {st['rss_peak'].median / mb:.0f} MB"
+            + (
+                f" (before issue 27: {r.baseline.rss_idle / mb:.0f} MB; "
+                f"{r.baseline.rss_peak / mb:.0f} MB)"
+                if r.baseline
+                else ""
+            ),
+            "≤ 80 MB",
+            verdict(st["rss_idle"].median <= 80 * mb),
         ],
         [
             "4",

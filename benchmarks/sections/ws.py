@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import (
+    start,
     ws_latency,
 )
 from benchmarks.common import percentile
@@ -21,6 +22,9 @@ from benchmarks.report import (
 
 def section_ws(root: Path, sizes: Sizes) -> Section:
     results = ws_latency.run(root, list(sizes.ws_clients), sizes.ws_samples)
+    before = ws_latency.run(
+        root, list(sizes.ws_clients), sizes.ws_samples, tree=start.baseline_tree(root)
+    )
     sec = Section("2. Hook start → a WebSocket client sees the change")
     sec.lines += [
         "One daemon; N `websockets` clients on `/api/stream` (`Authorization: Bearer …`), all in "
@@ -43,7 +47,7 @@ def section_ws(root: Path, sizes: Sizes) -> Section:
             ],
             [
                 [
-                    r.clients,
+                    f"{r.clients}{label}",
                     len(r.per_client),
                     ms(r.p50),
                     ms(r.p99),
@@ -53,9 +57,13 @@ def section_ws(root: Path, sizes: Sizes) -> Section:
                     r.timeouts,
                     verdict(r.p99 <= 25 and r.timeouts == 0),
                 ]
-                for r in results
+                for rs, label in ((results, ""), (before, f" (before, {start.BASELINE_REF})"))
+                for r in rs
             ],
         ),
+        "",
+        f"The rows marked before are the tree before issue 27's work ({start.BASELINE_REF}), "
+        "run after this tree's, the same way.",
     ]
     worst = max(r.p99 for r in results)
     if worst > 25:
@@ -79,6 +87,8 @@ def section_ws(root: Path, sizes: Sizes) -> Section:
             " / ".join(f"{ms(r.p99)} ms" for r in results)
             + " (p50 "
             + " / ".join(f"{ms(r.p50)}" for r in results)
+            + "; before issue 27: p99 "
+            + " / ".join(f"{ms(r.p99)}" for r in before)
             + ")",
             "p99 ≤ 25 ms",
             verdict(worst <= 25 and all(r.timeouts == 0 for r in results)),

@@ -23,7 +23,7 @@ __all__ = [
 
 # The daemon client (and what it imports) loads only in the commands that need it:
 # `tmux-status` runs every few seconds from tmux and must start in milliseconds.
-LIGHT_COMMANDS = frozenset({"tmux-status"})
+LIGHT_COMMANDS = frozenset({"tmux-status", "serve"})
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

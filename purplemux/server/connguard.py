@@ -25,6 +25,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.server import wsframes
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +192,10 @@ def _counted_feeds(base: Any, guard: Guard) -> Any:
     if key not in _feed_classes:
 
         class CountedFeed(base):  # type: ignore[misc]
+            def handle_connect(self, event: Any) -> None:
+                super().handle_connect(event)  # websockets' sans-I/O protocol: the scope is made
+                wsframes.offer(self)
+
             def connection_lost(self, exc: Exception | None) -> None:
                 conn = guard.feeds.pop(self.transport, None)
                 if conn is not None:

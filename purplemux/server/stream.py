@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from purplemux.server import feedcap
+from purplemux.feed import encode, text_frame
+from purplemux.server import feedcap, wsframes
 from purplemux.server.runtime import Runtime, actor_of, is_authenticated, runtime
 
 router = APIRouter()
@@ -50,7 +51,11 @@ async def stream(ws: WebSocket) -> None:
 
 async def _serve(ws: WebSocket, rt: Runtime) -> None:
     feed = rt.engine.feed
-    sub, snapshot = feed.subscribe()
+    writer = wsframes.writer_of(ws.scope)
+    sub, snapshot = feed.subscribe(writer)
+    if writer is not None:
+        # Before anything else can run: no change may reach the socket ahead of the snapshot.
+        writer.write(text_frame(encode(snapshot)))
 
     async def reader() -> None:
         # Clients may tell us whether the page is visible and focused (push policy uses it).
@@ -63,18 +68,24 @@ async def _serve(ws: WebSocket, rt: Runtime) -> None:
             if isinstance(msg, dict) and msg.get("type") == "visibility":
                 key = msg.get("key")
                 actor = actor_of(ws, key if isinstance(key, str) else "")
-                sub.login = actor.login if actor is not None else None
-                sub.visible = bool(msg.get("visible")) and bool(msg.get("focused", True))
+                feed.report_visibility(
+                    sub,
+                    actor.login if actor is not None else None,
+                    bool(msg.get("visible")) and bool(msg.get("focused", True)),
+                )
 
     async def sender() -> None:
         # The feed ends, or drops a client that fell behind, with None.
-        while (text := await sub.queue.get()) is not None:
-            await ws.send_text(text)
+        while (payload := await sub.queue.get()) is not None:
+            await ws.send_text(payload.decode())
 
-    tasks = [asyncio.create_task(reader())]
+    tasks: list[asyncio.Task[object]] = [asyncio.create_task(reader())]
     try:
-        await ws.send_json(snapshot)
-        tasks.append(asyncio.create_task(sender()))
+        if writer is None:
+            await ws.send_text(encode(snapshot).decode())
+            tasks.append(asyncio.create_task(sender()))
+        else:  # the feed writes the frames itself; this waits until it is done with us
+            tasks.append(asyncio.create_task(sub.ended.wait()))
         # One wait per connection (not per message): ends when the client goes or the feed ends.
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     except (WebSocketDisconnect, RuntimeError):

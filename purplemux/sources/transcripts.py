@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from purplemux import memtrim
 from purplemux.events import Event
 from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.sources.transcript_files import UnsafePath, check, open_transcript
@@ -493,6 +494,7 @@ class TranscriptTailer:
     async def backfill(self) -> None:
         """Sum the histories behind the tails read first, smallest first, a step at a time; each
         complete one is handed to its tail reader through the next read."""
+        summed = False
         while True:
             todo = [
                 w
@@ -500,6 +502,10 @@ class TranscriptTailer:
                 if w.history is not None and not w.history.done and not w.history.stalled
             ]
             if not todo:
+                if summed:  # the histories are summed: what parsing them took is free again
+                    summed = False
+                    await asyncio.to_thread(memtrim.give_back)
+                    continue  # work may have come meanwhile: look again before waiting
                 self._work.clear()
                 await self._work.wait()
                 continue
@@ -509,6 +515,7 @@ class TranscriptTailer:
                 continue
             todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
             done = await asyncio.to_thread(self._sum, todo)
+            summed = True
             self._recount()
             for w in done:
                 if self._watched.get(w.reader.session_id) is w:

@@ -113,8 +113,9 @@ class Daemon:
             raise AssertionError(f"daemon exited: {self.logs()}")
         try:
             with urllib.request.urlopen(self.url + "/api/health", timeout=1) as r:
-                return bool(r.status == 200)
-        except OSError:
+                # "starting": it answers while its app loads (purplemux.server.starting)
+                return bool(r.status == 200 and json.loads(r.read()).get("status") == "ok")
+        except (OSError, ValueError):
             return False
 
     def logs(self) -> str:
