@@ -66,6 +66,20 @@ def test_a_hook_changes_the_row_without_a_reload(dashboard: Page, daemon: Daemon
     )
 
 
+def test_each_row_marks_its_agent_and_a_new_codex_row_arrives_marked(
+    dashboard: Page, daemon: Daemon
+) -> None:
+    """The chip comes from the view (agent_label), on the page's first render and live."""
+    make(daemon, "from-claude", "idle")
+    expect(row(dashboard, "from-claude").locator('[data-slot="agent"]')).to_have_text("Claude")
+    hook(daemon, "from-codex", "UserPromptSubmit", agent="codex", prompt="go")
+    chip = row(dashboard, "from-codex").locator('[data-slot="agent"]')
+    expect(chip).to_have_text("Codex")
+    expect(chip).to_have_attribute("data-agent", "codex")
+    dashboard.reload()  # rendered on the server the same way
+    expect(row(dashboard, "from-codex").locator('[data-slot="agent"]')).to_have_text("Codex")
+
+
 def test_dismiss_is_one_click_and_the_api_agrees(dashboard: Page, daemon: Daemon) -> None:
     make(daemon, "seen", "review", pane="%4")
     expect(dashboard).to_have_title("(1) purplemux")

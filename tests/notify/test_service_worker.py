@@ -111,6 +111,49 @@ def test_push_message_shows_a_notification(web_page: Page, site: Site) -> None:
     assert len(web_page.evaluate(NOTIFICATIONS)) == 1
 
 
+ACTIONS = """async () => {
+  const registration = await navigator.serviceWorker.getRegistration("/");
+  const list = registration ? await registration.getNotifications() : [];
+  return list.map((n) => (n.actions || []).map((a) => [a.action, a.title]));
+}"""
+
+
+def test_a_codex_approval_shows_yes_and_no_that_post_codex_labels(
+    web_page: Page, site: Site
+) -> None:
+    from purplemux.agents.codex.screen import recognise
+    from purplemux.prompts import Context
+    from tests.agents.codex.test_screen import APPROVAL
+
+    open_dashboard(web_page, site)
+    web_page.evaluate(REGISTER)
+    cdp = web_page.context.new_cdp_session(web_page)
+    reg_id = registration_id(web_page, cdp, site)
+    ctx = Context(
+        session_id="cx", since=100.0, tool="Bash", summary="Bash: sleep 3 && touch approved.txt"
+    )
+    prompt = recognise(APPROVAL, ctx)
+    assert prompt is not None and prompt.ambiguous is None
+    session = Session(
+        id="cx",
+        agent="codex",
+        state=State.NEEDS_INPUT,
+        tmux=TmuxLocation(pane="%2"),
+        waiting_for="Bash: sleep 3 && touch approved.txt",
+        pending_tool=PendingTool("Bash", "d"),
+    )
+    payload = push_payload(session, prompt)
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {"origin": site.origin, "registrationId": reg_id, "data": json.dumps(payload)},
+    )
+    [actions] = poll(web_page, lambda: web_page.evaluate(ACTIONS))
+    assert actions == [
+        ["Yes, proceed", "Yes"],
+        ["No, and tell Codex what to do differently", "No"],
+    ]
+
+
 def test_notification_click_tells_the_open_dashboard(web_page: Page, site: Site) -> None:
     open_dashboard(web_page, site)
     web_page.evaluate(REGISTER)
