@@ -47,7 +47,14 @@ from typing import Any
 from purplemux.agents.codex import trust
 from purplemux.agents.codex.trust import CLAMPED_LABELS, EVENT_LABELS
 
-from .harness import HarnessError, HookCall, cache_root, wait_until
+from .harness import (
+    HarnessError,
+    HookCall,
+    cache_root,
+    require_npm,
+    run_install_script,
+    wait_until,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / ".ci" / "codex-version"
@@ -103,25 +110,9 @@ def cached_codex_bin(version: str = CODEX_VERSION) -> Path | None:
 def install_codex(version: str = CODEX_VERSION) -> Path:
     """The pinned codex launcher; runs .ci/install-codex.sh (which checks ``codex --version``
     and does nothing when it is installed). HarnessError with its output when it fails."""
-    if shutil.which("npm") is None and cached_codex_bin(version) is None:
-        raise HarnessError(
-            f"the e2e tier needs the Codex CLI {version}, which installs with npm, and npm is "
-            f"not on PATH: install Node.js + npm (or run {INSTALL_SCRIPT} where it is, with "
-            "PURPLEMUX_E2E_CACHE pointing at a shared cache)"
-        )
-    env = {**os.environ, "CODEX_VERSION": version}
-    proc = subprocess.run(
-        ["sh", str(INSTALL_SCRIPT)], capture_output=True, text=True, env=env, timeout=900
-    )
-    if proc.returncode != 0:
-        raise HarnessError(
-            f"{INSTALL_SCRIPT} failed (exit {proc.returncode}):\n{proc.stderr}{proc.stdout}"
-        )
-    lines = proc.stdout.strip().splitlines()
-    path = Path(lines[-1]) if lines else None
-    if path is None or not path.is_file():
-        raise HarnessError(f"{INSTALL_SCRIPT} printed no launcher path:\n{proc.stdout}")
-    return path
+    if cached_codex_bin(version) is None:
+        require_npm(f"the Codex CLI {version}", INSTALL_SCRIPT)
+    return run_install_script(INSTALL_SCRIPT, {"CODEX_VERSION": version}, timeout=900)
 
 
 # ---------------------------------------------------------------------------------------------
