@@ -57,6 +57,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,27 +184,41 @@ MAX_LOOKALIKE_SCAN = 200_000
 """Characters of a tool input scanned for dialog look-alikes (more counts as one)."""
 
 
-def imitates_dialog(tool_input: Any) -> bool:
-    """Whether a tool call's input holds text that could pass for part of a dialog when drawn
-    inside one: a selection marker anywhere, a line that starts like an option ("2. No"), a
-    dialog's footer or question, a full rule. Checked on the whole input the hook received."""
+def any_text(tool_input: Any, hit: Callable[[str], bool]) -> bool:
+    """Whether ``hit`` is true of a string anywhere in a tool input (a hook's JSON: mappings,
+    lists and strings, nested). Past MAX_LOOKALIKE_SCAN characters in all it is a hit too: an
+    input too big to scan might hide a look-alike, and is not answered either way."""
     budget = MAX_LOOKALIKE_SCAN
     stack: list[Any] = [tool_input]
     while stack:
         value = stack.pop()
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             stack.extend(value.values())
         elif isinstance(value, list | tuple):
             stack.extend(value)
         elif isinstance(value, str):
             budget -= len(value)
-            if budget < 0:
-                return True
-            if MARKER in value or CANCEL_HINT in value or "─" * 10 in value:
-                return True
-            if any(_LOOKALIKE_LINE.match(line) for line in _LINE_BREAKS.split(value)):
+            if budget < 0 or hit(value):
                 return True
     return False
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a string as a terminal may draw them: every line break counts."""
+    return _LINE_BREAKS.split(text)
+
+
+def imitates_dialog(tool_input: Any) -> bool:
+    """Whether a tool call's input holds text that could pass for part of a dialog when drawn
+    inside one: a selection marker anywhere, a line that starts like an option ("2. No"), a
+    dialog's footer or question, a full rule. Checked on the whole input the hook received."""
+    return any_text(tool_input, _imitates_dialog)
+
+
+def _imitates_dialog(value: str) -> bool:
+    if MARKER in value or CANCEL_HINT in value or "─" * 10 in value:
+        return True
+    return any(_LOOKALIKE_LINE.match(line) for line in text_lines(value))
 
 
 # --- reading the screen --------------------------------------------------------------------

@@ -7,12 +7,16 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from purplemux import session_facts
+
+# MAX_LINE and READ_BLOCK are re-exported: sources/transcripts.py reads them from here.
+from purplemux.agents.jsonl import MAX_LINE as MAX_LINE
+from purplemux.agents.jsonl import READ_BLOCK as READ_BLOCK
+from purplemux.agents.jsonl import JsonlReader, timestamp
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
 
@@ -25,10 +29,6 @@ newest few can straddle the offset it resumes from."""
 SNAPSHOT_VERSION = 1
 # A summing-only reader parses just the lines that can change a total or a last value.
 TOTALS_MARKS = (b'"assistant"', b"cost-state", b'title"', b"compact_boundary")
-MAX_LINE = 1 << 20
-"""Longer lines are skipped unread: a pasted 10 MB blob must not be buffered."""
-
-READ_BLOCK = 1 << 20
 INTERRUPT_MARK = "[Request interrupted by user"
 END_OF_TURN = frozenset({"turn_duration", "stop_hook_summary"})
 # User entries that wrap local commands or their output: not prompts, no turn.
@@ -43,18 +43,6 @@ class Turn(StrEnum):
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
     FAILED = "failed"
-
-
-def _timestamp(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 def _count(usage: dict[str, Any], key: str) -> int:
@@ -193,32 +181,21 @@ TOTALS = frozenset(FACTS) - frozenset(NEWEST)
 """The facts summed over the whole file (tokens, cost): a tail holds them for its history."""
 
 
-class TranscriptReader:
+class TranscriptReader(JsonlReader):
     """Incremental parser of one transcript: feed it bytes, get events (pure: no I/O)."""
-
-    def __init__(self, session_id: str, *, max_line: int = MAX_LINE) -> None:
-        self.session_id = session_id
-        self.max_line = max_line
-        self.identity: tuple[int, int] | None = None
-        self.reset()
 
     def reset(self) -> None:
         """Forget everything read: the file was truncated or replaced."""
+        super().reset()
         self.partial = False
         """Started mid-file (a tail): a turn whose prompt it never saw emits no Stop."""
         self.quiet = False
         """Sums only (a transcript's history): no events, no facts, only the lines that count."""
         self.hold_totals = False
         """Leaves tokens and cost out of its facts (a history still being summed)."""
-        self.offset = 0
-        self.size = 0
         self.state = ReaderState()
-        self._line_start = 0
-        self._buf = bytearray()
-        self._skipping = False
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
-        self._out: list[Event] = []
         self._head: dict[str, None] = {}  # a partial reader's first usage keys
         self._tag = ""  # distinguishes the facts of a restore or a merge at the same offset
         self.emitted = 0
@@ -230,45 +207,6 @@ class TranscriptReader:
     def current_tool(self) -> str:
         """The newest tool call without a result yet, or ""."""
         return next(reversed(self.state.tools.values()), "")
-
-    def sync(self, st: os.stat_result) -> bool:
-        """Note the file's identity and size; reset (and say so) on truncation or replacement."""
-        ident = (st.st_dev, st.st_ino)
-        replaced = self.identity is not None and ident != self.identity
-        self.identity = ident
-        self.size = st.st_size
-        if replaced or st.st_size < self.offset:
-            self.reset()
-            self.size = st.st_size
-            return True
-        return False
-
-    def feed(self, chunk: bytes, flush: bool = True) -> list[Event]:
-        """Parse the complete lines in chunk (the partial last line waits for more)."""
-        pos, end, base = 0, len(chunk), self.offset
-        while pos < end:
-            nl = chunk.find(b"\n", pos)
-            if nl < 0:
-                if not self._skipping:
-                    if len(self._buf) + end - pos > self.max_line:
-                        self._skipping = True
-                        self._buf.clear()
-                    else:
-                        self._buf += chunk[pos:]
-                break
-            start, self._line_start = self._line_start, base + nl + 1
-            if self._skipping:
-                self._skipping = False
-            elif len(self._buf) + nl - pos <= self.max_line:
-                line = bytes(self._buf) + chunk[pos:nl] if self._buf else chunk[pos:nl]
-                self._line(line, start)
-            self._buf.clear()
-            pos = nl + 1
-        self.offset += end
-        if flush:
-            self._flush_facts()
-        out, self._out = self._out, []
-        return out
 
     # --- resuming and merging --------------------------------------------------------------------
 
@@ -376,7 +314,7 @@ class TranscriptReader:
             return
         if not isinstance(entry, dict) or entry.get("isSidechain") is True:
             return
-        ts = _timestamp(entry.get("timestamp"))
+        ts = timestamp(entry.get("timestamp"))
         if ts is not None:
             self.state.last_ts = ts
         message = entry.get("message")

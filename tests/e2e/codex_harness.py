@@ -30,7 +30,6 @@ Every wait polls with a deadline; nothing sleeps a fixed time.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -45,7 +44,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import HarnessError, HookCall, cache_root, wait_until
+from purplemux.agents.codex import trust
+from purplemux.agents.codex.trust import CLAMPED_LABELS, EVENT_LABELS
+
+from .harness import (
+    HarnessError,
+    HookCall,
+    cache_root,
+    require_npm,
+    run_install_script,
+    wait_until,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO_ROOT / ".ci" / "codex-version"
@@ -62,24 +71,9 @@ def _read_version() -> str:
 CODEX_VERSION = _read_version()
 
 #: The 14 hook events Codex 0.171.0 lists in ``/hooks`` (codex.md, "Hook events").
-CODEX_HOOK_EVENTS = (
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PreCompact",
-    "PostCompact",
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "Interrupt",
-    "PreModelRequest",
-    "PostModelRequest",
-)
+CODEX_HOOK_EVENTS = tuple(EVENT_LABELS)
 #: Codex clamps these hooks' timeouts to 1..3 s (and warns when asked for more).
-SHORT_TIMEOUT_EVENTS = frozenset({"SessionEnd", "Interrupt"})
+SHORT_TIMEOUT_EVENTS = frozenset(e for e, label in EVENT_LABELS.items() if label in CLAMPED_LABELS)
 #: Runs hooks that have no trust entry in config.toml, for this invocation only.
 BYPASS_HOOK_TRUST = "--dangerously-bypass-hook-trust"
 
@@ -116,25 +110,9 @@ def cached_codex_bin(version: str = CODEX_VERSION) -> Path | None:
 def install_codex(version: str = CODEX_VERSION) -> Path:
     """The pinned codex launcher; runs .ci/install-codex.sh (which checks ``codex --version``
     and does nothing when it is installed). HarnessError with its output when it fails."""
-    if shutil.which("npm") is None and cached_codex_bin(version) is None:
-        raise HarnessError(
-            f"the e2e tier needs the Codex CLI {version}, which installs with npm, and npm is "
-            f"not on PATH: install Node.js + npm (or run {INSTALL_SCRIPT} where it is, with "
-            "PURPLEMUX_E2E_CACHE pointing at a shared cache)"
-        )
-    env = {**os.environ, "CODEX_VERSION": version}
-    proc = subprocess.run(
-        ["sh", str(INSTALL_SCRIPT)], capture_output=True, text=True, env=env, timeout=900
-    )
-    if proc.returncode != 0:
-        raise HarnessError(
-            f"{INSTALL_SCRIPT} failed (exit {proc.returncode}):\n{proc.stderr}{proc.stdout}"
-        )
-    lines = proc.stdout.strip().splitlines()
-    path = Path(lines[-1]) if lines else None
-    if path is None or not path.is_file():
-        raise HarnessError(f"{INSTALL_SCRIPT} printed no launcher path:\n{proc.stdout}")
-    return path
+    if cached_codex_bin(version) is None:
+        require_npm(f"the Codex CLI {version}", INSTALL_SCRIPT)
+    return run_install_script(INSTALL_SCRIPT, {"CODEX_VERSION": version}, timeout=900)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,38 +217,16 @@ def codex_hooks_json(
 
 def hook_label(event: str) -> str:
     """The snake_case label of an event in trust keys: PreToolUse -> pre_tool_use."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
-
-
-def _normalized_timeout(event: str, timeout: Any) -> int:
-    # Unset -> 600, at least 1; SessionEnd and Interrupt are clamped to 1..3 (unset -> 1).
-    short = event in SHORT_TIMEOUT_EVENTS
-    seconds = (1 if short else 600) if timeout is None else max(1, int(timeout))
-    return min(seconds, 3) if short else seconds
+    return EVENT_LABELS[event]
 
 
 def trusted_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, Any]) -> str:
-    """The ``trusted_hash`` Codex 0.171.0 writes for one hook handler (codex.md, "Hooks:
-    trust"): sha256 of the compact, key-sorted JSON of ``{"event_name", "matcher" (when set;
-    never for UserPromptSubmit and Stop), "hooks": [the normalized handler]}``.
-
-    A test-side copy so the e2e tier can pre-trust its recording hook and still run the
-    daemon (``--dangerously-bypass-hook-trust`` runs the TUI without one); checked against
-    the hashes Codex itself wrote (samples/codex-0.171.0/manual/hash-vectors.json)."""
-    normalized: dict[str, Any] = {
-        "type": handler.get("type", "command"),
-        "command": handler["command"],
-        "timeout": _normalized_timeout(event, handler.get("timeout")),
-        "async": bool(handler.get("async", False)),
-    }
-    if handler.get("statusMessage") is not None:
-        normalized["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": hook_label(event), "hooks": [normalized]}
-    matcher = group.get("matcher")
-    if matcher is not None and event not in ("UserPromptSubmit", "Stop"):
-        identity["matcher"] = matcher
-    raw = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+    """The ``trusted_hash`` Codex 0.171.0 writes for ``handler`` of a matcher ``group`` of
+    ``event`` (codex.md, "Hooks: trust"): the product's hash (purplemux.agents.codex.trust),
+    so the e2e tier can pre-trust its recording hook and still run the daemon
+    (``--dangerously-bypass-hook-trust`` runs the TUI without one). test_codex_home checks it
+    against the hashes Codex itself wrote (samples/codex-0.171.0/manual/hash-vectors.json)."""
+    return trust.trusted_hash(hook_label(event), {**group, "hooks": [handler]})
 
 
 def hooks_trust_config(declared_in: Path, hooks: Mapping[str, Any]) -> dict[str, Any]:
@@ -280,7 +236,7 @@ def hooks_trust_config(declared_in: Path, hooks: Mapping[str, Any]) -> dict[str,
     for event, groups in hooks.get("hooks", {}).items():
         for g, group in enumerate(groups):
             for h, handler in enumerate(group.get("hooks", [])):
-                key = f"{declared_in}:{hook_label(event)}:{g}:{h}"
+                key = trust.state_key(declared_in, hook_label(event), g, h)
                 state[key] = {"trusted_hash": trusted_hash(event, group, handler)}
     return {"hooks": {"state": state}}
 

@@ -42,14 +42,14 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
+
+from .fake_server import FakeHandler, FakeServer
 
 PLAIN_ANSWER = "Hello from the fake model."
 RUN_PREAMBLE = "I will run it."
@@ -436,34 +436,19 @@ def sse_events(model: str, script: Script) -> Iterator[tuple[str, dict[str, Any]
     yield "message_stop", {"type": "message_stop"}, 0.0
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+def _request_id() -> dict[str, str]:
+    return {"request-id": "req_fake_" + uuid.uuid4().hex[:16]}
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
+class _Handler(FakeHandler):
+    @property
+    def api(self) -> FakeAnthropicAPI:
+        return cast(FakeAnthropicAPI, self.server.owner)
 
-    def _send_json(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", "req_fake_" + uuid.uuid4().hex[:16])
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+    def _send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super()._send_json(status, payload, {**_request_id(), **(headers or {})})
 
     def do_GET(self) -> None:
         self._other()
@@ -497,17 +482,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
 
     def _record(self, body: Any, status: int, kind: str, text: str | None) -> None:
-        self.server.owner._record(
-            RecordedRequest(
-                ts=time.time(),
-                method=self.command,
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-                status=status,
-                kind=kind,
-                last_user_text=text,
-            )
+        self.api._record(
+            RecordedRequest(**self._record_fields(body, status, kind), last_user_text=text)
         )
 
     def _messages(self, body: dict[str, Any]) -> None:
@@ -516,7 +492,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or "claude-fake")
         if script.error_status is not None:
             self._record(body, script.error_status, kind, text)
-            should_retry = self.server.owner.error_should_retry
+            should_retry = self.api.error_should_retry
             retry_header = (
                 {} if should_retry is None else {"x-should-retry": str(should_retry).lower()}
             )
@@ -530,7 +506,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._record(body, 200, kind, text)
-        if script.hold_seconds and self.server.owner._stopping.wait(script.hold_seconds):
+        if script.hold_seconds and self.api.stopping.wait(script.hold_seconds):
             self.close_connection = True
             return
         if not body.get("stream"):
@@ -538,92 +514,29 @@ class _Handler(BaseHTTPRequestHandler):
                 200, _message(model, script.blocks, script.stop_reason, script.input_tokens)
             )
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("request-id", "req_fake_" + uuid.uuid4().hex[:16])
-        self.end_headers()
-        self.close_connection = True
-        for event, data, delay in sse_events(model, script):
-            if delay and self.server.owner._stopping.wait(delay):
-                return
-            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+        self._send_sse(_request_id(), sse_events(model, script))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: FakeAnthropicAPI
-
-
-class FakeAnthropicAPI:
+class FakeAnthropicAPI(FakeServer[RecordedRequest]):
     """The fake Messages API on 127.0.0.1:<free port>, served from a background thread.
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
 
+    thread_name = "fake-anthropic-api"
+
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, *, error_should_retry: bool | None = False
     ) -> None:
+        super().__init__(_Handler, host, port)
         #: The ``x-should-retry`` header on error answers: False (default) stops the SDK's
         #: retries with backoff, True forces them, None leaves the SDK's own rule (it retries
         #: 408, 409, 429 and 5xx).
         self.error_should_retry = error_should_retry
-        self._server = _Server((host, port), _Handler)
-        self._server.owner = self
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._requests: list[RecordedRequest] = []
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeAnthropicAPI:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.1},
-                name="fake-anthropic-api",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._server.server_close()
-
-    def __enter__(self) -> FakeAnthropicAPI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- recording ---------------------------------------------------------------------------
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._changed:
-            self._requests.append(request)
-            self._changed.notify_all()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request so far, oldest first."""
-        with self._lock:
-            return list(self._requests)
 
     def messages_requests(self, kind: str | None = "main") -> list[RecordedRequest]:
         """The /v1/messages requests; ``kind`` "main" (default), "side", or None for both."""
@@ -633,23 +546,8 @@ class FakeAnthropicAPI:
             if r.route == "/v1/messages" and (kind is None or r.kind == kind)
         ]
 
-    def wait_for_request(
-        self, predicate: Callable[[RecordedRequest], bool], timeout: float = 30.0
-    ) -> RecordedRequest:
-        """Block until a recorded request matches ``predicate``; TimeoutError otherwise."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                for request in self._requests:
-                    if predicate(request):
-                        return request
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(
-                        f"no matching request within {timeout}s; got "
-                        f"{[(r.method, r.path, r.kind, r.last_user_text) for r in self._requests]}"
-                    )
-                self._changed.wait(remaining)
+    def _summary(self, request: RecordedRequest) -> object:
+        return (request.method, request.path, request.kind, request.last_user_text)
 
 
 if __name__ == "__main__":  # pragma: no cover - manual use: python fake_api.py

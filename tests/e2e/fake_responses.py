@@ -58,14 +58,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
+
+from .fake_server import FakeHandler, FakeServer
 
 PLAIN_ANSWER = "Hello from the fake model."
 DONE_ANSWER = "Done."
@@ -447,50 +447,21 @@ class RecordedRequest:
     input_types: tuple[tuple[str, str | None], ...] = ()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
+class _Handler(FakeHandler):
+    @property
+    def api(self) -> FakeResponsesAPI:
+        return cast(FakeResponsesAPI, self.server.owner)
 
     def _record(self, body: Any, status: int, kind: str, turn: Turn | None = None) -> None:
-        self.server.owner._record(
+        self.api._record(
             RecordedRequest(
-                ts=time.time(),
-                method=self.command,
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-                status=status,
-                kind=kind,
+                **self._record_fields(body, status, kind),
                 last_user_text=turn.text if turn else None,
                 after_tool=turn.after_tool if turn else False,
                 tools=turn.tools if turn else (),
                 input_types=turn.input_types if turn else (),
             )
         )
-
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
 
     def do_GET(self) -> None:
         self._record(None, 404, "other")
@@ -509,126 +480,46 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _responses(self, body: dict[str, Any]) -> None:
-        owner = self.server.owner
         turn = read_turn(body)
         script = script_for(turn)
         kind = "title" if turn.is_title else "turn"
         headers = dict(script.headers)
-        if owner.rate_limits is not None and not headers:
-            headers = rate_limit_headers(*owner.rate_limits)
+        if self.api.rate_limits is not None and not headers:
+            headers = rate_limit_headers(*self.api.rate_limits)
         if script.error_status is not None:
             self._record(body, script.error_status, kind, turn)
             self._send_json(script.error_status, error_body(script.error_status), headers)
             return
         self._record(body, 200, kind, turn)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("x-request-id", _id("req"))
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.close_connection = True
         model = str(body.get("model") or "gpt-5.5")
-        for data, delay in sse_events(script, model):
-            if delay and owner._stopping.wait(delay):
-                return
-            self.wfile.write(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+        events = ((data["type"], data, delay) for data, delay in sse_events(script, model))
+        self._send_sse({"x-request-id": _id("req"), **headers}, events)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: FakeResponsesAPI
-
-
-class FakeResponsesAPI:
+class FakeResponsesAPI(FakeServer[RecordedRequest]):
     """The fake Responses API on 127.0.0.1:<free port>, served from a background thread.
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`. ``base_url`` is what
     config.toml's ``[model_providers.fake] base_url`` takes (it ends in ``/v1``).
     """
 
+    thread_name = "fake-responses-api"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(_Handler, host, port)
         #: (primary %, secondary %) sent as rate-limit headers on every answer, or None.
         self.rate_limits: tuple[float, float] | None = None
-        self._server = _Server((host, port), _Handler)
-        self._server.owner = self
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._requests: list[RecordedRequest] = []
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> FakeResponsesAPI:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.1},
-                name="fake-responses-api",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._server.server_close()
-
-    def __enter__(self) -> FakeResponsesAPI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- recording ---------------------------------------------------------------------------
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._changed:
-            self._requests.append(request)
-            self._changed.notify_all()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request so far, oldest first."""
-        with self._lock:
-            return list(self._requests)
-
     def turn_requests(self) -> list[RecordedRequest]:
         """The model calls of turns (not the hidden title requests, not stray paths)."""
         return [r for r in self.requests if r.kind == "turn"]
 
-    def wait_for_request(
-        self, predicate: Callable[[RecordedRequest], bool], timeout: float = 30.0
-    ) -> RecordedRequest:
-        """Block until a recorded request matches ``predicate``; TimeoutError otherwise."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                for request in self._requests:
-                    if predicate(request):
-                        return request
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    seen = [
-                        (r.path, r.kind, r.last_user_text, r.after_tool) for r in self._requests
-                    ]
-                    raise TimeoutError(f"no matching request within {timeout}s; got {seen}")
-                self._changed.wait(remaining)
+    def _summary(self, request: RecordedRequest) -> object:
+        return (request.path, request.kind, request.last_user_text, request.after_tool)
 
 
 if __name__ == "__main__":  # pragma: no cover - manual use: python -m tests.e2e.fake_responses

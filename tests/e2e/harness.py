@@ -116,25 +116,37 @@ def install_claude(version: str = CLAUDE_VERSION) -> Path:
     found = cached_claude_bin(version)
     if found is not None:
         return found
+    require_npm(f"Claude Code {version}", INSTALL_SCRIPT)
+    return run_install_script(INSTALL_SCRIPT, {"CLAUDE_CODE_VERSION": version}, timeout=600)
+
+
+def require_npm(what: str, script: Path) -> None:
+    """HarnessError saying ``what`` (a CLI and its version) needs npm, when npm is not on PATH."""
     if shutil.which("npm") is None:
         raise HarnessError(
-            "the e2e tier needs Claude Code "
-            f"{version}, which installs with npm, and npm is not on PATH: install Node.js + npm "
-            f"(or run {INSTALL_SCRIPT} on a machine that has it, with PURPLEMUX_E2E_CACHE "
-            "pointing at a shared cache)"
+            f"the e2e tier needs {what}, which installs with npm, and npm is not on PATH: "
+            f"install Node.js + npm (or run {script} on a machine that has it, with "
+            "PURPLEMUX_E2E_CACHE pointing at a shared cache)"
         )
-    env = {**os.environ, "CLAUDE_CODE_VERSION": version}
+
+
+def run_install_script(script: Path, env: Mapping[str, str], timeout: float) -> Path:
+    """Run an ``.ci/install-*.sh`` with ``env`` added to the environment and return the path it
+    prints last on stdout: the pinned CLI, installed with npm into the cache once. HarnessError
+    with the script's output when it fails or prints no path of an existing file."""
     proc = subprocess.run(
-        ["sh", str(INSTALL_SCRIPT)], capture_output=True, text=True, env=env, timeout=600
+        ["sh", str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
     )
     if proc.returncode != 0:
-        raise HarnessError(
-            f"{INSTALL_SCRIPT} failed (exit {proc.returncode}):\n{proc.stderr}{proc.stdout}"
-        )
+        raise HarnessError(f"{script} failed (exit {proc.returncode}):\n{proc.stderr}{proc.stdout}")
     lines = proc.stdout.strip().splitlines()
     path = Path(lines[-1]) if lines else None
     if path is None or not path.is_file():
-        raise HarnessError(f"{INSTALL_SCRIPT} printed no binary path:\n{proc.stdout}")
+        raise HarnessError(f"{script} printed no path of the CLI:\n{proc.stdout}")
     return path
 
 

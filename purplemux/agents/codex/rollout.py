@@ -27,11 +27,11 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from purplemux.agents.jsonl import MAX_LINE, READ_BLOCK, JsonlReader, timestamp
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import RateLimits, Tokens
 
@@ -39,10 +39,6 @@ AGENT = "codex"
 """The agent every event of a rollout speaks for."""
 
 SNAPSHOT_VERSION = 1
-MAX_LINE = 1 << 20
-"""Longer lines are skipped unread (session_meta's base_instructions is ~20 KB; a huge command
-output is not worth buffering)."""
-READ_BLOCK = 1 << 20
 CONTEXT_BASELINE = 12_000
 """Tokens Codex keeps out of its own "% left" (codex-rs: BASELINE_TOKENS; one data point fits)."""
 TOOL_NAMES = {"exec_command": "Bash"}
@@ -57,18 +53,6 @@ class Turn(StrEnum):
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
     FAILED = "failed"
-
-
-def _timestamp(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 def _int(value: object) -> int | None:
@@ -232,7 +216,7 @@ FACTS = (
 """The state fields a TranscriptFacts carries (cwd as the event's own cwd)."""
 
 
-class RolloutReader:
+class RolloutReader(JsonlReader):
     """Incremental parser of one rollout file: feed it bytes, get events (pure: no I/O).
 
     The same public shape as Claude's TranscriptReader: `feed`, `sync`, `reset`, `snapshot` /
@@ -241,26 +225,15 @@ class RolloutReader:
     history needs summing (`quiet`, `hold_totals` and `adopt` are not needed here).
     """
 
-    def __init__(self, session_id: str, *, max_line: int = MAX_LINE) -> None:
-        self.session_id = session_id
-        self.max_line = max_line
-        self.identity: tuple[int, int] | None = None
-        self.reset()
-
     def reset(self) -> None:
         """Forget everything read: the file was truncated or replaced."""
+        super().reset()
         self.partial = False
         """Started mid-file (a tail): a turn whose start it never saw ends with a Stop only if
         it has a last_agent_message (a /compact turn has none)."""
-        self.offset = 0
-        self.size = 0
         self.state = ReaderState()
-        self._line_start = 0
-        self._buf = bytearray()
-        self._skipping = False
         self._dirty: set[str] = set()
         self._facts_at: float | None = None
-        self._out: list[Event] = []
         self._tag = ""
         self.emitted = 0
         """Turn events (not facts) emitted so far."""
@@ -271,46 +244,6 @@ class RolloutReader:
     def current_tool(self) -> str:
         """The newest tool call without an output yet, or ""."""
         return next(reversed(self.state.tools.values()), "")
-
-    def sync(self, st: os.stat_result) -> bool:
-        """Note the file's identity and size; reset (and say so) on truncation or replacement."""
-        ident = (st.st_dev, st.st_ino)
-        replaced = self.identity is not None and ident != self.identity
-        self.identity = ident
-        self.size = st.st_size
-        if replaced or st.st_size < self.offset:
-            self.reset()
-            self.identity = ident
-            self.size = st.st_size
-            return True
-        return False
-
-    def feed(self, chunk: bytes, flush: bool = True) -> list[Event]:
-        """Parse the complete lines in chunk (the partial last line waits for more)."""
-        pos, end, base = 0, len(chunk), self.offset
-        while pos < end:
-            nl = chunk.find(b"\n", pos)
-            if nl < 0:
-                if not self._skipping:
-                    if len(self._buf) + end - pos > self.max_line:
-                        self._skipping = True
-                        self._buf.clear()
-                    else:
-                        self._buf += chunk[pos:]
-                break
-            start, self._line_start = self._line_start, base + nl + 1
-            if self._skipping:
-                self._skipping = False
-            elif len(self._buf) + nl - pos <= self.max_line:
-                line = bytes(self._buf) + chunk[pos:nl] if self._buf else chunk[pos:nl]
-                self._line(line, start)
-            self._buf.clear()
-            pos = nl + 1
-        self.offset += end
-        if flush:
-            self._flush_facts()
-        out, self._out = self._out, []
-        return out
 
     def feed_lines(self, lines: list[str]) -> list[Event]:
         """Feed whole lines (tests, replays): each is one JSON object."""
@@ -367,7 +300,7 @@ class RolloutReader:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             return
-        ts = _timestamp(entry.get("timestamp"))
+        ts = timestamp(entry.get("timestamp"))
         if ts is not None:
             self.state.last_ts = ts
         at = ts if ts is not None else (self.state.last_ts or 0.0)

@@ -60,11 +60,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from purplemux.prompts import Context, Option, Prompt
+from purplemux.prompts import Context, Option, Prompt, any_text, text_lines
 
 MARKER = "\u203a"  # the selection marker, and the composer's prompt mark
 APPROVAL_FOOTER = "Press enter to confirm or esc to cancel"
@@ -87,8 +87,6 @@ NOTES_OPTION = "None of the above"
 MAX_WRAPPED = 16
 """Lines one option's label or description may wrap onto."""
 MAX_DIALOG_LINES = 80
-MAX_LOOKALIKE_SCAN = 200_000
-"""Characters of a tool input scanned for dialog look-alikes (more counts as one)."""
 
 _QUESTION_HEADING = re.compile(r"^Question (\d+)/(\d+)(?: \(\d+ unanswered\))?$")
 _SELECT_FOOTER = re.compile(r"^enter [a-z]+ · esc [a-z]+$")
@@ -592,7 +590,6 @@ def notes_keys(
     return [*_moves(prompt, index), "Tab"], text, ["Enter"]
 
 
-_LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _PATCH_PATHS = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): ")
 PATCH_TOOL = "apply_patch"
 
@@ -604,23 +601,16 @@ def imitates_dialog(tool_input: Any, tool_name: str | None = None) -> bool:
     dialog's heading or footer. Checked on the whole input the hook received, except for
     apply_patch (`tool_name`), whose edit dialog draws only the patch's file names (the diff
     goes to the history above the dialog): there only the `*** … File:` lines count."""
-    budget = MAX_LOOKALIKE_SCAN
-    stack: list[Any] = [tool_input]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, Mapping):
-            stack.extend(value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend(value)
-        elif isinstance(value, str):
-            budget -= len(value)
-            if budget < 0:
+    patch = tool_name == PATCH_TOOL
+
+    def hit(value: str) -> bool:
+        for line in text_lines(value):
+            if patch and not _PATCH_PATHS.match(line):
+                continue
+            if patch:
+                line = _PATCH_PATHS.sub("", line)
+            if _looks_like_dialog(line) or line.lstrip().startswith("$ "):
                 return True
-            for line in _LINE_BREAKS.split(value):
-                if tool_name == PATCH_TOOL and not _PATCH_PATHS.match(line):
-                    continue
-                if tool_name == PATCH_TOOL:
-                    line = _PATCH_PATHS.sub("", line)
-                if _looks_like_dialog(line) or line.lstrip().startswith("$ "):
-                    return True
-    return False
+        return False
+
+    return any_text(tool_input, hit)
