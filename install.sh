@@ -1,9 +1,10 @@
 #!/bin/sh
 # Sets up purplemux on this machine and runs the daemon:
-#   a virtualenv with the package, the `purplemux` command in ~/.local/bin, the Claude Code hooks
-#   in $CLAUDE_CONFIG_DIR/settings.json (merged, backed up), the background service where systemd
-#   or launchd is there to run it, then the daemon in the foreground (unless --no-serve).
-# Options: --no-serve (set up only), --no-hooks (leave Claude's settings alone), --service.
+#   a virtualenv with the package, the `purplemux` command in ~/.local/bin, the agents' hooks
+#   (Claude's settings.json; Codex's hooks.json and trust, where $CODEX_HOME exists; merged, backed
+#   up), the background service where systemd or launchd is there to run it, then the daemon in
+#   the foreground (unless --no-serve).
+# Options: --no-serve (set up only), --no-hooks (leave the agents' settings alone), --service.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 serve=1 hooks=1 service=0
