@@ -287,8 +287,9 @@ async def codex_panes(rt: Runtime) -> None:
 
     def on_tmux(socket: str, line: str) -> None:
         nonlocal walk_now
-        walk_now = True
-        wake.set()
+        if watcher.has_tuis() or any(os.path.isdir(h) for h in homes):
+            walk_now = True  # (a machine without Codex walks nothing for a tmux change)
+            wake.set()
 
     unsubscribe = rt.engine.subscribe(change=on_change)
     unlisten = rt.tmux.listen(on_tmux)
@@ -317,7 +318,9 @@ async def codex_panes(rt: Runtime) -> None:
                 wake.clear()
                 sockets.update(rt.tmux.clients)
                 panes = await _codex_pane_list(rt, sockets)
-                stale = time.monotonic() - last_walk > CODEX_WALK_EVERY
+                # No Codex home on this machine: nothing to look for until a Codex hook comes.
+                codex_here = any(os.path.isdir(h) for h in homes)
+                stale = codex_here and time.monotonic() - last_walk > CODEX_WALK_EVERY
                 if walk_now or stale or watcher.needs_walk(panes):
                     walk_now = False
                     last_walk = time.monotonic()
@@ -338,7 +341,9 @@ async def codex_panes(rt: Runtime) -> None:
                     for s in rt.engine.sessions.values()
                 )
                 quiet = CODEX_QUIET if found else min(quiet * 2, CODEX_QUIET_MAX)
-                interval = CODEX_FAST if waiting or walk_now else quiet
+                interval: float | None = CODEX_FAST if waiting or walk_now else quiet
+                if interval == quiet and not codex_here and not watcher.has_tuis():
+                    interval = None  # woken only by a Codex hook, tmux or a thread opened
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), interval)
     finally:
