@@ -337,7 +337,10 @@ async def codex_panes(rt: Runtime) -> None:
                         rt.engine.post(_with_transcript(rt, event))
                 exits.follow(watcher.tui_pids())
                 waiting = any(
-                    s.agent == "codex" and s.state is State.NEEDS_INPUT and not s.ended
+                    s.agent == "codex"
+                    and s.state is State.NEEDS_INPUT
+                    and not s.ended
+                    and s.tmux is not None  # (its pane's title is what says it was answered)
                     for s in rt.engine.sessions.values()
                 )
                 quiet = CODEX_QUIET if found else min(quiet * 2, CODEX_QUIET_MAX)
@@ -370,6 +373,8 @@ async def _codex_pane_list(rt: Runtime, sockets: set[str]) -> list[tuple[Pane, s
     out: list[tuple[Pane, str]] = []
     for socket in sorted(sockets):
         args = ["list-panes", "-a", "-F", TITLE_FORMAT]
+        if not os.path.exists(socket):
+            continue  # no server there (yet): nothing to list, no tmux process to spawn
         lines = await rt.tmux.query(socket, args)
         if lines is None:
             try:
