@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 CODEX_FAST = 0.1
 """Seconds between looks at Codex panes while a Codex session waits for input."""
+CODEX_SETTLE = 2.0
+"""Seconds of quick looks after a Codex TUI exits."""
 CODEX_QUIET = 5.0
 CODEX_QUIET_MAX = 60.0
 """The safety-net look at Codex panes: first after this, doubling while nothing changes."""
@@ -273,7 +275,17 @@ async def codex_panes(rt: Runtime) -> None:
     watcher = CodexPanes(homes)
     wake = asyncio.Event()
     walk_now = True
-    exits = _ExitWatch(wake.set)
+    settle_until = 0.0
+    """Looks come every CODEX_FAST until then: a TUI just exited (its pane title and its parent's
+    reaping of it follow a moment later)."""
+
+    def exited() -> None:
+        nonlocal walk_now, settle_until
+        walk_now = True
+        settle_until = time.monotonic() + CODEX_SETTLE
+        wake.set()
+
+    exits = _ExitWatch(exited)
     quiet = CODEX_QUIET
     sockets: set[str] = {rt.tmux.key(None)}
 
@@ -344,7 +356,8 @@ async def codex_panes(rt: Runtime) -> None:
                     for s in rt.engine.sessions.values()
                 )
                 quiet = CODEX_QUIET if found else min(quiet * 2, CODEX_QUIET_MAX)
-                interval: float | None = CODEX_FAST if waiting or walk_now else quiet
+                settling = time.monotonic() < settle_until
+                interval: float | None = CODEX_FAST if waiting or walk_now or settling else quiet
                 if interval == quiet and not codex_here and not watcher.has_tuis():
                     interval = None  # woken only by a Codex hook, tmux or a thread opened
                 with contextlib.suppress(TimeoutError):

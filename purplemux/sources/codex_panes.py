@@ -95,6 +95,17 @@ def read_threads(home: str) -> list[Thread]:
     return list(found.values())
 
 
+def _running(pid: int) -> bool:
+    """The process exists and has not exited (a zombie waiting for its parent has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    state = stat.rpartition(b")")[2].split()[:1]
+    return state != [b"Z"] and state != [b"X"]
+
+
 def _cwd(pid: int) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/cwd")
@@ -156,9 +167,7 @@ class CodexPanes:
         now = {(p.socket, p.pane_id): p.pid for p, _ in panes}
         if now != self._pane_pids:
             return True
-        return any(
-            t is not None and not os.path.exists(f"/proc/{t.pid}") for t in self._tuis.values()
-        )
+        return any(t is not None and not _running(t.pid) for t in self._tuis.values())
 
     def walk(self, panes: list[tuple[Pane, str]], table: ProcessTable) -> None:
         """Find the Codex TUI of each pane (blocking: reads /proc)."""
@@ -166,7 +175,7 @@ class CodexPanes:
         tuis: dict[PaneKey, _Tui | None] = {}
         for pane, _ in panes:
             pid = find_under(pane.pid, table, is_codex)
-            if pid is None:
+            if pid is None or not _running(pid):  # (a TUI that quit may linger as a zombie)
                 tuis[(pane.socket, pane.pane_id)] = None
                 continue
             info = table.procs[pid]

@@ -456,7 +456,6 @@ class TranscriptTailer:
     async def _read(self, targets: dict[str, _Watched]) -> list[Event]:
         if not targets:
             return []
-        fresh = [w for w in targets.values() if w.fresh]
         # File reads and JSON parsing of a long backlog would stall the loop: run them in a
         # thread. Readers are touched only here, and events() never runs two reads at once.
         batches = await asyncio.to_thread(
@@ -466,8 +465,6 @@ class TranscriptTailer:
             ]
         )
         self._recount()
-        if any(not w.fresh for w in fresh):
-            self._first_read_at = time.monotonic()
         if any(w.history is not None for _, w, _ in batches):
             self._work.set()
         return [e for sid, w, got in batches if self._watched.get(sid) is w for e in got]
@@ -575,17 +572,17 @@ class TranscriptTailer:
                 or (changes and (str(w.path) in changes or str(w.path.parent) in changes))
             }
             fresh = [w for w in targets.values() if w.fresh]
+            if fresh:
+                # A first read's events count as read once handed on (stored, sent): from the
+                # read itself until then no history is summed (the read makes the histories),
+                # so summing does not slow the engine taking the tails (hundreds of them at a
+                # start); the quiet spell counts from then.
+                self._first_read_at = math.inf
             if batch := await self._read(targets):
-                # A first read's events count as read once handed on (stored, sent): until then
-                # no history is summed, so summing does not slow the engine taking the tails
-                # (hundreds of them at a start); the quiet spell counts from then.
-                first = any(not w.fresh for w in fresh)
-                if first:
-                    self._first_read_at = math.inf
                 yield batch
                 del batch  # a catch-up batch can be huge: not kept while we wait
-                if first:
-                    self._first_read_at = time.monotonic()
+            if fresh:
+                self._first_read_at = time.monotonic()
             for w in targets.values():
                 if w.snap is not None:
                     w.safe, w.snap = w.snap, None

@@ -68,7 +68,7 @@ def prompt_on(pane: CodexPane, ctx: Context, ready: Callable[[Prompt], bool] = b
             return True
         return False
 
-    pane.wait_for_screen(shown)
+    pane.wait_for_screen(shown, timeout=90)  # a first start copies 385 MB: slow under load
     return found[-1]
 
 
