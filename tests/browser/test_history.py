@@ -107,7 +107,7 @@ def test_a_phone_sees_the_whole_chart_in_both_schemes(
 ) -> None:
     lived_a_day(daemon)
     with new_page(browser, viewport={"width": 390, "height": 844}, color_scheme=scheme) as page:
-        page.goto(f"{daemon.url}/?token={daemon.token}")
+        sign_in(page, daemon)  # (its page moves itself on to "/": wait, or it races the goto)
         page.goto(daemon.url + "/history")
         lane = page.locator('.lane[data-session-id="h-1"]')
         expect(lane).to_be_visible()

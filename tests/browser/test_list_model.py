@@ -231,7 +231,7 @@ def stand_in(page: Page, pattern: str = r"/api/stream$") -> list[WebSocketRoute]
 def test_the_history_page_resyncs_on_a_seq_gap(page: Page, daemon: Daemon) -> None:
     """The history page follows the feed with the dashboard's follower: a missed seq means a new
     connection (a fresh snapshot), a replayed one is ignored."""
-    page.goto(f"{daemon.url}/?token={daemon.token}")  # signs in
+    sign_in(page, daemon)  # (its page moves itself on to "/": wait, or it races the next goto)
     sockets = stand_in(page)
     page.goto(f"{daemon.url}/history")
     poll(page, lambda: len(sockets) == 1)
