@@ -378,3 +378,35 @@ def test_an_approval_answered_by_label_through_the_api_runs_the_command(
     audit = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
     answers = [e for e in audit if e["kind"] == "answer"]
     assert [(a["by"], a["option"]) for a in answers] == [("api", "Yes, proceed")]
+
+
+def test_peek_and_jump_from_the_cli_reach_a_codex_session(
+    daemon: Daemon,
+    feed: FeedRecorder,
+    start_codex: StartCodex,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`purplemux peek` shows Codex's dialog read with Codex's eyes; `jump` (POST /focus) goes
+    to the pane the row is on, not the pane its hooks name."""
+    import io
+
+    from purplemux.cli import main
+    from tests.support import cli_sees
+
+    cli_sees(daemon, monkeypatch)
+    pane = start_codex()
+    sid = on_pane(feed, pane).session["id"]
+    mark = feed.mark()
+    prompt(pane, "RUN:touch peeked.txt")
+    feed.wait_state(sid, "needs-input", since=mark, timeout=30)
+    sees_the_dialog(pane)
+    out = io.StringIO()
+    assert main(["peek", sid], out=out) == 0
+    shown = out.getvalue()
+    assert "Run: touch peeked.txt" in shown and "Yes, proceed" in shown
+    out = io.StringIO()
+    assert main(["jump", sid], out=out) == 0
+    focused = daemon.api("POST", f"/api/sessions/{sid}/focus", {})
+    assert focused["pane"] == pane.pane_id
+    pane.send_keys("Escape")  # leave no dialog open for the teardown
+    feed.wait_state(sid, "idle", since=mark, timeout=15)
