@@ -258,3 +258,22 @@ def test_each_event_sets_exactly_its_fields(
 
 def test_every_field_rule_has_a_case() -> None:
     assert {c[2].kind for c in CASES} >= set(FIELD_RULES)
+
+
+def test_an_event_naming_its_agent_sets_the_sessions_agent_and_one_naming_none_keeps_it() -> None:
+    from purplemux.machine import step
+
+    codex, _ = step(Session(id="s"), ev.Prompt(session_id="s", at=1.0, id="p", agent="codex"))
+    assert codex.agent == "codex"
+    kept, _ = step(codex, ev.Stop(session_id="s", at=2.0, id="t"))  # (a source that cannot tell)
+    assert kept.agent == "codex"
+
+
+def test_the_window_an_agent_reports_sets_the_sessions_context_window() -> None:
+    from purplemux.machine import step
+
+    facts = ev.TranscriptFacts(
+        session_id="s", at=1.0, id="f", context_tokens=200_000, context_window=258_400
+    )
+    s, _ = step(Session(id="s"), facts)
+    assert (s.context_window, s.to_json()["context"]["window"]) == (258_400, 258_400)

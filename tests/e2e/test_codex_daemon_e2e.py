@@ -146,7 +146,8 @@ def test_two_panes_on_one_app_server_each_on_their_own_row(
 ) -> None:
     one = start_codex()
     two = start_codex()
-    assert len(codex_home.daemons()) == 1  # both TUIs share one app-server daemon
+    # Both TUIs share one app-server daemon (its process list settles once both are up).
+    wait_until(lambda: len(codex_home.daemons()) == 1, 15, describe="one app-server daemon")
     first = on_pane(feed, one).session["id"]
     second = on_pane(feed, two).session["id"]
     assert first != second
