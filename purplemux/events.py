@@ -79,6 +79,8 @@ class Event:
     permission_mode: str | None = None
     agent: str | None = None
     """Which agent the source speaks for ("claude", "codex"); None: the source cannot tell."""
+    account: str | None = None
+    """The account (config dir's label) the source read this under; None: it cannot tell."""
 
     @property
     def label(self) -> str:

@@ -258,6 +258,12 @@ def _tmux(s: Session, e: Event, changes: dict[str, Any]) -> None:
             changes["tmux"] = e.tmux
 
 
+def _account(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """The account, as a source that can tell names it."""
+    if e.account and e.account != s.account:
+        changes["account"] = e.account
+
+
 def _agent(s: Session, e: Event, changes: dict[str, Any]) -> None:
     """The agent, as a source that can tell names it (a session never changes agent twice)."""
     if e.agent and e.agent != s.agent:
@@ -447,7 +453,14 @@ def _session_file(s: Session, e: Event, changes: dict[str, Any]) -> None:
             changes.update(title=e.title, title_at=title_at)
 
 
-EVERY_EVENT: tuple[FieldRule, ...] = (_cwd, _transcript_path, _tmux, _permission_mode, _agent)
+EVERY_EVENT: tuple[FieldRule, ...] = (
+    _cwd,
+    _transcript_path,
+    _tmux,
+    _permission_mode,
+    _agent,
+    _account,
+)
 """Rules for the fields any event may carry, run first."""
 
 FIELD_RULES: Mapping[Kind, FieldRule] = {

@@ -67,6 +67,23 @@ class RateLimits:
 
 
 @dataclass(frozen=True, slots=True)
+class LimitWall:
+    """A session stopped by a usage limit (issue 25): which window, and when it comes back.
+
+    window is "five_hour", "seven_day" (Claude's quotaLimits.rateLimitType, Codex's reached
+    type mapped to these) or None when the agent did not say (a plain 429). resets_at and
+    auto_resume_at are unix seconds; auto_resume_at is set when the agent will continue by
+    itself (Claude: "Usage limit reached · set to continue automatically at 10:40pm").
+    """
+
+    window: str | None = None
+    resets_at: float | None = None
+    auto_resume_at: float | None = None
+    at: float = 0.0
+    """When the wall was hit (source time)."""
+
+
+@dataclass(frozen=True, slots=True)
 class LastEvent:
     """The name and source time of the newest event applied to a session."""
 
@@ -105,6 +122,12 @@ class Session:
 
     id: str
     agent: str = "claude"
+    account: str | None = None
+    """The account (config dir / Codex home) the session runs under, as a short label."""
+    background: bool = False
+    """A Claude background session (claude --bg, the agent view): no pane of its own."""
+    job_id: str | None = None
+    """A background session's job (~/.claude/jobs/<id>, `claude attach <id>`)."""
     state: State = State.IDLE
     state_since: float = 0.0
     alive: bool | None = None
@@ -144,6 +167,8 @@ class Session:
     background_tasks: tuple[BackgroundTask, ...] = ()
     superseded: bool = False
     """Ended, and its tmux pane has moved on to another session (/clear): no longer listed."""
+    limit: LimitWall | None = None
+    """Stopped by a usage limit, until the next turn starts (None: not at a wall)."""
     # Reducer bookkeeping, not part of the public shape.
     pending_tool: PendingTool | None = None
     recent_tools: tuple[PendingTool, ...] = ()
@@ -161,6 +186,9 @@ class Session:
         return {
             "id": self.id,
             "agent": self.agent,
+            "account": self.account,
+            "background": self.background,
+            "job_id": self.job_id,
             "state": self.state.value,
             "state_since": self.state_since,
             "alive": self.alive,
@@ -196,6 +224,7 @@ class Session:
             "error_kind": self.error_kind,
             "background_tasks": [_flat(t) for t in self.background_tasks],
             "superseded": self.superseded,
+            "limit": _flat(self.limit) if self.limit else None,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -221,6 +250,9 @@ class Session:
         return cls(
             id=str(data["id"]),
             agent=str(data.get("agent") or "claude"),
+            account=data.get("account"),
+            background=bool(data.get("background")),
+            job_id=data.get("job_id"),
             state=State(data.get("state", "idle")),
             state_since=float(data.get("state_since") or 0.0),
             alive=data.get("alive"),
@@ -254,4 +286,5 @@ class Session:
             retries=int(data.get("retries") or 0),
             error_kind=data.get("error_kind"),
             background_tasks=tuple(BackgroundTask(**t) for t in data.get("background_tasks") or ()),
+            limit=LimitWall(**data["limit"]) if data.get("limit") else None,
         )

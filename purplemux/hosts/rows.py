@@ -173,6 +173,17 @@ FIELDS: dict[str, Check] = {
         MAX_TASKS,
     ),
     "superseded": _flag(),
+    "account": _text(MAX_WORD),
+    "background": _flag(),
+    "job_id": _text(MAX_ID),
+    "limit": _object(
+        {
+            "window": _text(MAX_WORD),
+            "resets_at": _number(optional=True),
+            "auto_resume_at": _number(optional=True),
+            "at": _number(),
+        }
+    ),
 }
 """Each field of a session's public JSON (model.Session.to_json) and how it must look."""
 
@@ -186,6 +197,7 @@ DEFAULTS: dict[str, Any] = {
     "updated_at": 0.0,
     "retries": 0,
     "superseded": False,
+    "background": False,
 }
 """What a missing field means (an older host leaves it out)."""
 
