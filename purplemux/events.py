@@ -48,6 +48,7 @@ class Kind(StrEnum):
     SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (PostToolBatch, MessageDisplay, ...): no state change
     ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
+    RESUME = "resume"  # resume at the limit's reset: armed / cancelled (user), typed / skipped
 
 
 class Source(StrEnum):
@@ -324,6 +325,22 @@ class Answer(Event):
     confirmed: bool = True
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Resume(Event):
+    """Resume at the reset of the wall `wall_at`: the user arms or cancels it (`by`: page, cli,
+    api, or "setting" for PURPLEMUX_RESUME_AT_RESET), or the daemon ("resume-at-reset") typed
+    the prompt or skipped it (`reason`). Audit, and the session's `resume`."""
+
+    kind: ClassVar[Kind] = Kind.RESUME
+    wall_at: float = 0.0
+    state: str = "armed"
+    by: str = "api"
+    reason: str | None = None
+    text: str | None = None
+    """What was typed (state "typed")."""
+    confirmed: bool = True
+
+
 EVENT_TYPES: dict[Kind, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -354,6 +371,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Superseded,
         Other,
         Answer,
+        Resume,
     )
 }
 
@@ -410,6 +428,7 @@ TEXT_CAPS: dict[str, int] = {
     "cost_source": 20,
     "agent_id": 200,
     "agent_type": 100,
+    "state": 20,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

@@ -19,6 +19,10 @@ export function clock(ts) {
   return ts ? new Date(ts * 1000).toLocaleTimeString([], { hour12: false }) : "";
 }
 
+export function hourMinute(ts) {
+  return new Date(ts * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
+}
+
 export function iso(ts) {
   return ts ? new Date(Math.floor(ts) * 1000).toISOString().replace(".000Z", "+00:00") : "";
 }
@@ -102,6 +106,16 @@ export function fillRow(row, v, now) {
     setText(away, v.offline ? `${v.offline}${v.offline_since ? ` ${clock(v.offline_since)}` : ""}` : "");
     show(away, Boolean(v.stale));
   }
+
+  // Resume at the reset: "resumes after 22:32" in the browser's own clock while armed.
+  const note = slot(row, "resume");
+  if (note) {
+    const said = v.resume_at ? `resumes after ${hourMinute(v.resume_at)}` : v.resume || "";
+    setText(note, said);
+    show(note, Boolean(said));
+  }
+  show(row.querySelector('[data-action="resume"]'), v.actions.includes("resume"));
+  show(row.querySelector('[data-action="cancel-resume"]'), v.actions.includes("cancel-resume"));
 
   setText(slot(row, "error-text"), v.error);
   show(slot(row, "error"), Boolean(v.error));
