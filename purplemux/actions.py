@@ -413,6 +413,8 @@ class Actions:
             why = refusal(session)
             if why is not None:
                 raise ActionError(409, f"{why}: nothing was armed")
+            if armed(session) is not None:  # asked twice: armed once
+                return ResumeResult(self.engine.public(session))
         elif armed(session) is None:
             raise ActionError(409, "the session is not armed to resume at the reset")
         assert session.limit is not None

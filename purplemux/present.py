@@ -344,9 +344,7 @@ def _resume_actions(s: Session) -> tuple[str, ...]:
     """Arm (a session at a wall that may be) or cancel (an armed one) resume at the reset."""
     if resume.armed(s) is not None:
         return (CANCEL_RESUME,)
-    r = s.resume
-    typed = r is not None and s.limit is not None and r.wall_at == s.limit.at and r.state == "typed"
-    if resume.refusal(s) is None and not typed:
+    if resume.refusal(s) is None:
         return (RESUME,)
     return ()
 

@@ -72,6 +72,9 @@ def refusal(s: Session) -> str | None:
         return "the session has no tmux pane to type into"
     if s.state not in AT_REST:
         return f"the session is {s.state.value}, not stopped at its limit"
+    r = s.resume
+    if r is not None and r.wall_at == s.limit.at and r.state == "typed":
+        return "purplemux already typed the resume prompt at this reset"
     return None
 
 
