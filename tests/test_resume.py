@@ -79,7 +79,10 @@ def test_dismissing_the_walls_review_keeps_it_armed() -> None:
             replace(AT_WALL, limit=replace(WALL, auto_resume_at=10_100.0)),
             "Claude continues this session by itself at the reset",
         ),
-        (replace(AT_WALL, limit=replace(WALL, resets_at=None)), "the limit's reset time is unknown"),
+        (
+            replace(AT_WALL, limit=replace(WALL, resets_at=None)),
+            "the limit's reset time is unknown",
+        ),
         (replace(AT_WALL, tmux=None), "the session has no tmux pane to type into"),
         (replace(AT_WALL, ended=True), "the session has ended"),
         (replace(AT_WALL, state=State.BUSY), "the session is busy, not stopped at its limit"),

@@ -18,7 +18,7 @@ LIMITS = REPO / "tests" / "samples" / "claude-code-2.1.332" / "bg-and-limits" / 
 WALL_SCREEN = "screen-gw-5h-final.txt"
 """The gateway login's 5-hour wall: the failed turn, then the empty input box."""
 
-TUI = r'''
+TUI = r"""
 import os, sys, tty
 screen, sent, typed = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = open(screen, encoding="utf-8").read().rstrip("\n").split("\n")
@@ -48,7 +48,7 @@ while True:
         elif ch.isprintable():
             buf += ch
     draw()
-'''
+"""
 
 
 @dataclass
