@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from purplemux import events as ev
 from purplemux import tmux
+from purplemux.agents import registry
 from purplemux.answer import AnswerError, Choice, Desk, StatusError, pane_of
 from purplemux.engine import Engine
 from purplemux.events import Source
@@ -411,6 +412,9 @@ class Actions:
         if given.at_reset:
             self.require_input()
             why = refusal(session)
+            agent = registry.get(session.agent)
+            if why is None and agent.input_box is None:
+                why = f"purplemux cannot read {agent.label}'s input box to type into it"
             if why is not None:
                 raise ActionError(409, f"{why}: nothing was armed")
             if armed(session) is not None:  # asked twice: armed once

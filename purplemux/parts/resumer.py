@@ -17,6 +17,7 @@ import uuid
 
 from purplemux import events as ev
 from purplemux import resume
+from purplemux.agents import registry
 from purplemux.events import Source
 from purplemux.model import Session
 from purplemux.resume_pane import Skipped, type_resume
@@ -69,7 +70,8 @@ async def _round(rt: Runtime, ids: set[str]) -> float | None:
         if s is None or not _watched(s):
             ids.discard(sid)
             continue
-        if rt.settings.resume_at_reset and s.limit is not None and resume.arm_by_setting(s):
+        typable = registry.get(s.agent).input_box is not None
+        if rt.settings.resume_at_reset and typable and s.limit and resume.arm_by_setting(s):
             await _record(rt, s, s.limit.at, "armed", resume.SETTING)
             s = rt.engine.sessions[sid]
         decision = resume.decide(s, time.time())
