@@ -90,7 +90,8 @@ class ResumeAtReset:
     Lives on the session (set only by Resume events: the user's arming or cancelling, and the
     daemon's typing or skipping), so the event log shows who asked, it survives a restart, and
     it is tied to one wall: `wall_at` is the LimitWall.at it was asked for (a new wall is a new
-    question). state: "armed", "cancelled", "typed" (done, once), "skipped" (due, but the pane
+    question). state: "armed", "cancelled", "typing" (due: the daemon reads the pane and types;
+    stored first, so nothing is typed twice), "typed" (done, once), "skipped" (due, but the pane
     did not allow it: `reason`)."""
 
     wall_at: float

@@ -73,6 +73,8 @@ def refusal(s: Session) -> str | None:
     if s.state not in AT_REST:
         return f"the session is {s.state.value}, not stopped at its limit"
     r = s.resume
+    if r is not None and r.wall_at == s.limit.at and r.state == "typing":
+        return "purplemux is typing the resume prompt now"
     if r is not None and r.wall_at == s.limit.at and r.state == "typed":
         return "purplemux already typed the resume prompt at this reset"
     return None

@@ -14,7 +14,7 @@ from purplemux.agents import registry
 from purplemux.agents.base import Agent, InputBox
 from purplemux.answer import MOVE_TIMEOUT, POLL, AnswerError, Desk, pane_of
 from purplemux.model import Session, TmuxLocation
-from purplemux.resume import PROMPT, armed, moved
+from purplemux.resume import PROMPT, moved
 
 CONFIRM_TIMEOUT = 6.0
 """Seconds to wait for the typed prompt to leave the input box after Enter."""
@@ -45,7 +45,7 @@ async def type_resume(
 ) -> Typed:
     """Type PROMPT and Enter into the session's pane if it still sits at its wall, at rest,
     with an empty input box; `current` gives the session as the engine holds it now (read again
-    once the pane is read: nothing may have moved meanwhile)."""
+    once the pane is read: nothing may have moved meanwhile; its request says "typing")."""
     if not input_allowed:
         raise Skipped("typing into panes is off on this daemon (PURPLEMUX_INPUT)")
     try:
@@ -102,8 +102,8 @@ class _Typing:
         if box.text:
             raise Skipped("text is typed in its input box")
         now = current()
-        request = armed(now) if now is not None else None
-        if now is None or request is None or moved(now, request) is not None:
+        request = now.resume if now is not None else None
+        if now is None or request is None or request.state != "typing" or moved(now, request):
             raise Skipped("the session moved while its pane was read")
         try:
             await self.desk.type_text(self.loc, PROMPT)

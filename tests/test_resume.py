@@ -43,6 +43,9 @@ def test_nothing_is_done_for_a_session_nobody_armed_or_one_already_typed() -> No
     typed = replace(AT_WALL, resume=ResumeAtReset(100.0, "typed", "resume-at-reset", 10_060.0))
     assert decide(typed, 20_000.0).what == "none"
     assert refusal(typed) == "purplemux already typed the resume prompt at this reset"
+    typing = replace(typed, resume=replace(typed.resume, state="typing"))  # type: ignore[arg-type]
+    assert decide(typing, 20_000.0).what == "none"
+    assert refusal(typing) == "purplemux is typing the resume prompt now"
 
 
 @pytest.mark.parametrize(

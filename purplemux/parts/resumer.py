@@ -50,7 +50,12 @@ async def _record(
 
 
 async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:
-    """Type the prompt (or say why not), and record what happened."""
+    """Type the prompt (or say why not), and record what happened.
+
+    "typing" is stored first: a request is typed at most once even if the daemon stops (or the
+    store fails) between the keys and the record of them."""
+    await _record(rt, s, wall_at, "typing", resume.BY)
+    s = rt.engine.sessions.get(s.id, s)
     try:
         typed = await type_resume(
             rt.desk, s, rt.settings.input_allowed, lambda: rt.engine.sessions.get(s.id)

@@ -158,7 +158,7 @@ def test_resume_at_reset_types_once_into_the_session_at_its_prompt_only(
     )
     assert answered["resume"]["state"] == "typed"
     assert [p for p in prompts(d, quiet_sid) if "continue" in p] != []
-    assert [e["state"] for e in resume_events(d, quiet_sid)] == ["armed", "typed"]
+    assert [e["state"] for e in resume_events(d, quiet_sid)] == ["armed", "typing", "typed"]
     sent = [r for r in fake_api.messages_requests() if r.status == 200]
     assert any("continue" in (r.last_user_text or "") for r in sent)
 
