@@ -38,6 +38,8 @@ ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
 RemoveListener = Callable[[str], None]
 """Called with the id of a session that left the list (the broker tells other hosts)."""
+LimitsListener = Callable[[Session, ev.TranscriptFacts], None]
+"""Called with each applied transcript event that carries the agent's usage limits (Codex)."""
 Unsubscribe = Callable[[], None]
 """Ends a subscription (engine.subscribe); calling it again does nothing."""
 
@@ -50,6 +52,7 @@ class _Subscription:
     notify: NotifyListener | None = None
     watch: WatchListener | None = None
     remove: RemoveListener | None = None
+    limits: LimitsListener | None = None
 
 
 class RemoteSessions(Protocol):
@@ -223,10 +226,11 @@ class Engine:
         notify: NotifyListener | None = None,
         watch: WatchListener | None = None,
         remove: RemoveListener | None = None,
+        limits: LimitsListener | None = None,
     ) -> Unsubscribe:
         """Hear of the engine's effects (called on the loop, after the batch is stored; a
         listener that raises is logged and costs only itself); returns the way to stop."""
-        sub = _Subscription(change, notify, watch, remove)
+        sub = _Subscription(change, notify, watch, remove, limits)
         self._subscriptions.append(sub)
 
         def unsubscribe() -> None:
@@ -383,6 +387,8 @@ class Engine:
                     self._call("watch", self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
                 self._supersede(self.sessions[session.id])
+            if isinstance(e, ev.TranscriptFacts) and e.rate_limits is not None:
+                self._call("limits", self.sessions[session.id], e)
         # What changed together goes out together: one message per batch to every client.
         updates: list[dict[str, Any]] = []
         removed: list[str] = []

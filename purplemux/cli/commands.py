@@ -71,12 +71,15 @@ def _change_hooks(
         try:
             if target.agent == "claude":
                 command = claude.hook_command(script, settings.home) if installed else ""
+                wrapper = (install.statusline_script(settings.home), settings.home)
                 result: Any = (
-                    claude.install(target.path, command)
+                    claude.install(target.path, command, statusline=wrapper)
                     if installed
                     else claude.uninstall(target.path)
                 )
                 print(install_summary(result, target.path, installed=installed), file=out)
+                if result.note:
+                    print(f"purplemux: {target.path}: {result.note}", file=sys.stderr)
             else:
                 if not target.present:
                     print(f"{target.path}: no Codex home here (set CODEX_HOME)", file=sys.stderr)
