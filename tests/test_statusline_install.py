@@ -106,7 +106,7 @@ def test_install_hooks_wraps_it_and_uninstall_gives_back_every_byte(
     assert code == 0 and "removed purplemux hooks" in text
     assert path.read_bytes() == before
     backups = sorted(claude_dir.glob("settings.json.purplemux-backup-*"))
-    assert [b.read_bytes() for b in backups][0] == before
+    assert backups and backups[0].read_bytes() == before
 
 
 def test_install_hooks_says_when_it_leaves_a_statusline_alone(
