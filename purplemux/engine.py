@@ -52,7 +52,6 @@ class _Subscription:
     notify: NotifyListener | None = None
     watch: WatchListener | None = None
     remove: RemoveListener | None = None
-    limits: LimitsListener | None = None
 
 
 class RemoteSessions(Protocol):
@@ -126,6 +125,9 @@ class Engine:
         history: they move the badge but never notify."""
         self.entries = LiveEntries(self.live_since)
         """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
+        self.limits_listener: LimitsListener | None = None
+        """Told of each stored transcript event with the agent's usage limits (the daemon's
+        purplemux.limit_keeper; one, for the daemon's life, so not a part's subscription)."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -226,11 +228,10 @@ class Engine:
         notify: NotifyListener | None = None,
         watch: WatchListener | None = None,
         remove: RemoveListener | None = None,
-        limits: LimitsListener | None = None,
     ) -> Unsubscribe:
         """Hear of the engine's effects (called on the loop, after the batch is stored; a
         listener that raises is logged and costs only itself); returns the way to stop."""
-        sub = _Subscription(change, notify, watch, remove, limits)
+        sub = _Subscription(change, notify, watch, remove)
         self._subscriptions.append(sub)
 
         def unsubscribe() -> None:
@@ -388,7 +389,7 @@ class Engine:
             if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
                 self._supersede(self.sessions[session.id])
             if isinstance(e, ev.TranscriptFacts) and e.rate_limits is not None:
-                self._call("limits", self.sessions[session.id], e)
+                self._limits(self.sessions[session.id], e)
         # What changed together goes out together: one message per batch to every client.
         updates: list[dict[str, Any]] = []
         removed: list[str] = []
@@ -444,6 +445,14 @@ class Engine:
                 listener(*args)
             except Exception:
                 log.exception("an engine listener failed")
+
+    def _limits(self, session: Session, event: ev.TranscriptFacts) -> None:
+        if self.limits_listener is None:
+            return
+        try:
+            self.limits_listener(session, event)
+        except Exception:
+            log.exception("the usage-limit listener failed")
 
     def _schedule_tick(self, session_id: str, at: float) -> None:
         key = (session_id, at)

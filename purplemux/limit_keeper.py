@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from purplemux import events as ev
-from purplemux.engine import Engine, Unsubscribe
+from purplemux.engine import Engine
 from purplemux.limits import Board, Reading, dir_label, from_rate_limits
 from purplemux.model import Session
 from purplemux.settings import Settings
@@ -60,7 +60,6 @@ class LimitKeeper:
         self.clock = clock
         self.board = Board()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._unsubscribe: Unsubscribe | None = None
 
     async def load(self) -> None:
         """Adopt the stored readings and follow the engine's Codex readings."""
@@ -70,13 +69,12 @@ class LimitKeeper:
                 self.board.offer(Reading.from_record(record))
             except (KeyError, TypeError, ValueError):
                 continue  # a record of another version: the next reading replaces it
-        self._unsubscribe = self.engine.subscribe(limits=self._from_transcript)
+        self.engine.limits_listener = self._from_transcript
         self.engine.feed.snapshot_limits = self.to_json
 
     def stop(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        if self.engine.limits_listener == self._from_transcript:
+            self.engine.limits_listener = None
 
     def to_json(self) -> list[dict[str, Any]]:
         """Every account's reading as shown now (a passed reset reads as reset)."""
