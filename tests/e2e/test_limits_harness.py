@@ -227,3 +227,40 @@ def test_an_api_key_never_gets_rate_limits_and_sees_the_retry_banner(
     assert "quotaLimits" not in error and "apiError" not in error
     assert logged.statusline.inputs() and logged.statusline.rate_limits() == []
     assert all("x-api-key" in r.headers for r in fake_api.messages_requests())
+
+
+AUTO_PROMPT = "Your claude.ai usage limit has reset. Continue the task you were working on"
+
+
+def test_a_subscription_continues_by_itself_after_a_short_reset(
+    start_login: StartLogin, fake_api: FakeAnthropicAPI
+) -> None:
+    # The reset 5 s out: Claude's own auto-continue fired about a minute later here.
+    fake_api.limits = LimitControl(headers=usage_headers(0.42, 0.81), reset_in=5)
+    logged = start_login("subscription")
+    failure = logged.turn("LIMIT:5h then continue", event="StopFailure")
+    assert failure.get("error") == "rate_limit"
+    logged.claude.wait_screen(SUBSCRIPTION_WALL)
+    n = len(logged.hooks)
+
+    fired = logged.hooks.wait_for(
+        "Notification",
+        lambda c: c.get("notification_type") == "quota_auto_resume_fired",
+        since=n,
+        timeout=180,
+    )
+    assert fired.get("message") == "Usage limit reset \u2014 Claude is continuing your task"
+    prompt = logged.hooks.wait_for("UserPromptSubmit", since=n)
+    assert str(prompt.get("prompt")).startswith(AUTO_PROMPT)
+    stop = logged.hooks.wait_for("Stop", since=n)
+    assert stop.get("last_assistant_message") == PLAIN_ANSWER
+    logged.claude.wait_screen("Usage limit reset · Continuing automatically")
+
+    entries = logged.transcript()
+    notices = [e.get("content") for e in entries if e.get("subtype") == "informational"]
+    assert notices[-1] == "Usage limit reset · Continuing automatically"
+    assert str(notices[-2]).startswith(SUBSCRIPTION_WALL)
+    (typed_by_nobody,) = [e for e in entries if e.get("type") == "user" and e.get("isMeta")]
+    assert typed_by_nobody["origin"] == {"kind": "auto-continuation"}
+    # The resent request is the auto-continue prompt, not the LIMIT one: no ok_after needed.
+    assert [r.status for r in fake_api.messages_requests()] == [429, 200]
