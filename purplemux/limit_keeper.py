@@ -27,21 +27,25 @@ from purplemux.store import AsyncStore
 log = logging.getLogger(__name__)
 
 
-def default_account(settings: Settings, agent: str) -> str:
-    """The label of an agent's default config dir (~/.claude -> "claude", ~/.codex -> "codex").
+def default_account(settings: Settings, agent: str, path: str | None = None) -> str:
+    """The account a file of `agent` (a transcript, a rollout) belongs to, when no session
+    names it: the label of the agent's config dir (~/.claude -> "claude", ~/.codex -> "codex").
 
     The one place that names an account for a reading no session names. When Settings gains
-    accounts (branch `accounts`), this becomes `settings.account_of(agent, path)`."""
+    accounts (branch `accounts`), this body becomes `return settings.account_of(agent, path)`
+    (path: the transcript the reading names, so a second config dir gets its own label)."""
     if agent == "codex":
         return dir_label(settings.codex_dir or Path.home() / ".codex")
     return dir_label(settings.claude_dir)
 
 
-def account_for(settings: Settings, session: Session | None, agent: str) -> str:
-    """A reading's account: the session's own when it is known, else the agent's default."""
+def account_for(
+    settings: Settings, session: Session | None, agent: str, path: str | None = None
+) -> str:
+    """A reading's account: the session's own when it is known, else that of its file."""
     if session is not None and session.account:
         return session.account
-    return default_account(settings, agent)
+    return default_account(settings, agent, path or (session.transcript_path if session else None))
 
 
 class LimitKeeper:
@@ -80,9 +84,10 @@ class LimitKeeper:
         """Every account's reading as shown now (a passed reset reads as reset)."""
         return self.board.to_json(self.clock())
 
-    async def take(self, reading: Reading) -> bool:
-        """Offer a reading: stored and sent when it changes what its account shows."""
-        merged = self.board.offer(reading)
+    async def take(self, reading: Reading, source: str | None = None) -> bool:
+        """Offer a reading (from the session `source`): stored and sent when it changes what
+        its account shows."""
+        merged = self.board.offer(reading, source)
         if merged is None:
             return False
         record = merged.to_record()
@@ -94,16 +99,16 @@ class LimitKeeper:
         if event.rate_limits is None:
             return
         agent = session.agent or event.agent or "codex"
-        account = account_for(self.settings, session, agent)
+        account = account_for(self.settings, session, agent, event.transcript_path)
         reading = from_rate_limits(event.rate_limits, agent, account, event.at)
         if reading is None:
             return
-        task = asyncio.get_running_loop().create_task(self._take_logged(reading))
+        task = asyncio.get_running_loop().create_task(self._take_logged(reading, session.id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _take_logged(self, reading: Reading) -> None:
+    async def _take_logged(self, reading: Reading, source: str) -> None:
         try:
-            await self.take(reading)
+            await self.take(reading, source)
         except Exception:
             log.warning("could not keep a usage-limit reading", exc_info=True)

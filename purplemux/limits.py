@@ -210,16 +210,37 @@ def merge(old: Reading | None, new: Reading) -> Reading | None:
     return new
 
 
+SOURCES_KEPT = 2000
+"""Sessions whose last windows a Board remembers (the oldest are forgotten first)."""
+
+
 class Board:
-    """The newest reading per (agent, account)."""
+    """The newest reading per (agent, account).
+
+    Newest means newest news: Claude keeps its readings per session, so an idle session that
+    redraws its statusLine repeats what it last heard, maybe hours ago, while another session
+    of the same account has heard better. A reading that only repeats what its own session
+    (`source`) said last time therefore changes nothing."""
 
     def __init__(self, readings: Iterable[Reading] = ()) -> None:
         self._by: dict[tuple[str, str], Reading] = {}
+        self._said: dict[tuple[str, str, str], tuple[Window | None, Window | None]] = {}
         for r in readings:
             self.offer(r)
 
-    def offer(self, reading: Reading) -> Reading | None:
-        """Take a reading; the account's new reading when it changed what is shown, else None."""
+    def offer(self, reading: Reading, source: str | None = None) -> Reading | None:
+        """Take a reading (from the session `source`, when known); the account's new reading
+        when it changed what is shown, else None."""
+        if source is not None:
+            said = (reading.five_hour, reading.seven_day)
+            key = (*reading.key, source)
+            repeat = self._said.get(key) == said and reading.key in self._by
+            self._said.pop(key, None)
+            self._said[key] = said  # re-inserted: the newest last
+            if len(self._said) > SOURCES_KEPT:
+                del self._said[next(iter(self._said))]
+            if repeat:
+                return None
         merged = merge(self._by.get(reading.key), reading)
         if merged is not None:
             self._by[reading.key] = merged

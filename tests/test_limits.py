@@ -187,3 +187,30 @@ def test_the_cli_line_names_the_account_and_the_local_reset_time() -> None:
 def test_tmux_status_fills_limits_in_its_format() -> None:
     text = short([Reading("codex", "codex", Window(3.4, None), None, NOW).to_json(NOW)])
     assert render(count([]), "{badge}|{limits}", limits=text) == "|codex 5h3%"
+
+
+def test_an_idle_session_repeating_an_old_reading_does_not_hide_a_newer_one() -> None:
+    # Claude keeps readings per session: an idle one redraws its line with what it heard last.
+    board = Board()
+    old_news = reading(NOW, Window(30, NOW + 3600))
+    assert board.offer(old_news, source="idle-session") == old_news
+    fresh = reading(NOW + 60, Window(60, NOW + 3600))
+    assert board.offer(fresh, source="busy-session") == fresh
+    assert board.offer(reading(NOW + 90, Window(30, NOW + 3600)), source="idle-session") is None
+    assert board.readings()[0].five_hour == Window(60, NOW + 3600)
+    # What that session hears next is news again.
+    later = reading(NOW + 120, Window(64, NOW + 3600))
+    assert board.offer(later, source="idle-session") == later
+
+
+def test_a_readings_account_is_its_sessions_else_its_config_dirs(tmp_path: Path) -> None:
+    from purplemux.limit_keeper import account_for
+    from purplemux.model import Session
+    from purplemux.settings import Settings
+
+    settings = Settings.from_env(
+        {}, home=tmp_path / "pmx", claude_dir=tmp_path / ".claude", codex_dir=tmp_path / ".codex"
+    )
+    assert account_for(settings, Session(id="s", account="work"), "claude") == "work"
+    assert account_for(settings, Session(id="s"), "claude") == "claude"
+    assert account_for(settings, None, "codex") == "codex"

@@ -33,9 +33,10 @@ async def post_statusline(request: Request, rt: Runtime = Depends(current_runtim
     except ReadingError as exc:
         raise HTTPException(422, str(exc)) from None
     session = rt.engine.sessions.get(sid) if sid else None
-    account = account_for(rt.settings, session, agent)
+    path = data.get("transcript_path")  # from_statusline checked it: a string or None
+    account = account_for(rt.settings, session, agent, path)
     _, reading = from_statusline(data, agent, account, time.time())
-    changed = await rt.limits.take(reading) if reading is not None else False
+    changed = await rt.limits.take(reading, sid) if reading is not None else False
     return JSONResponse({"ok": True, "changed": changed, "account": account})
 
 

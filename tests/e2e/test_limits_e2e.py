@@ -137,4 +137,3 @@ def test_an_api_key_login_shows_no_gauge_and_keeps_the_users_line(
     sign_in(page, s.daemon)
     expect(page.locator('[data-slot="limits"]')).to_be_hidden()
     uninstall_gives_the_users_line_back(s)
-
