@@ -5,8 +5,9 @@ prints `SL-OK`) and the daemon's hooks; then `purplemux install-hooks` as the us
 which wraps that statusLine. The stand-in API adds the unified rate-limit headers to every 200
 (5 h 42 %, 7 d 81 %). The gateway and subscription logins then show a gauge for the account
 (GET /api/limits, the dashboard's header) while the user's own line still shows on Claude's
-screen and still gets Claude's input; the API key, whose input never has `rate_limits`, shows
-none. `uninstall-hooks` gives the user's statusLine back.
+screen and still gets Claude's input, and a 5-hour wall (`LIMIT:5h`) turns the open page's gauge
+to 100 % live; the API key, whose input never has `rate_limits`, shows none. `uninstall-hooks`
+gives the user's statusLine back.
 """
 
 from __future__ import annotations
@@ -62,8 +63,11 @@ def started(
         assert installed.returncode == 0, installed.stderr
         line = json.loads(settings.read_text())["statusLine"]
         assert "statusline.sh" in line["command"] and statusline.command != line["command"]
-        fake_api.limits = LimitControl(headers=usage_headers(0.42, 0.81))
-        claude = TmuxClaude(claude_bin, home, fake_api.base_url, login=login)
+        fake_api.limits = LimitControl(headers=usage_headers(0.42, 0.81), retry_after=2.0)
+        fake_api.limits.reset_in = 2 * 3600
+        # One retry of a 429 (the gateway retries; 2.1.332's default is ten, ~3 minutes).
+        env = {"CLAUDE_CODE_MAX_RETRIES": "1"}
+        claude = TmuxClaude(claude_bin, home, fake_api.base_url, env=env, login=login)
         claude.start()
         claude.wait_ready(timeout=60)
         claude.wait_started(timeout=60)
@@ -116,6 +120,12 @@ def test_a_subscription_like_login_gets_its_gauge_and_keeps_the_users_line(
     expect(gauge.locator('[data-window="7d"] .limit-text')).to_contain_text("7d 81%")
     status = s.daemon.cli("status")
     assert "limits  claude/claude  5h 42% (resets " in status.stdout, status.stdout
+    # The 5-hour wall: Claude's next input says 100 %, and the open page follows the feed.
+    s.claude.send_text("LIMIT:5h")
+    expect(gauge.locator('[data-window="5h"] .limit-text')).to_contain_text(
+        "5h 100%", timeout=60_000
+    )
+    assert STATUSLINE_OUTPUT in s.claude.screen()
     uninstall_gives_the_users_line_back(s)
 
 
