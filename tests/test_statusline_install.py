@@ -55,6 +55,23 @@ def test_another_home_rewraps_the_same_user_command() -> None:
 
 
 @pytest.mark.parametrize(
+    "user_command",
+    [
+        "~/purplemux-tools/statusline.sh",
+        "PURPLEMUX_HOME=/x ~/bin/mine.sh",
+        "bash ~/.purplemux/statusline.sh 'x'",
+    ],
+)
+def test_a_users_own_command_that_looks_like_ours_is_wrapped_not_taken(user_command: str) -> None:
+    line = {"type": "command", "command": user_command}
+    assert wrapped_command(user_command) == (False, None)
+    out = wrap(settings_with(dict(line)), SCRIPT, HOME)
+    assert wrapped_command(out.settings["statusLine"]["command"]) == (True, user_command)
+    assert unwrap(settings_with(dict(line))) == settings_with(line)  # never removed
+    assert unwrap(out.settings) == settings_with(line)
+
+
+@pytest.mark.parametrize(
     "odd", ["echo hi", {"type": "static", "text": "hi"}, {"type": "command", "command": 7}]
 )
 def test_a_statusline_we_cannot_understand_is_left_alone_with_a_note(odd: Any) -> None:

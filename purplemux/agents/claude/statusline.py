@@ -47,11 +47,13 @@ def wrapped_command(command: object) -> tuple[bool, str | None]:
         words = shlex.split(command)
     except ValueError:
         return False, None
-    while words and "=" in words[0] and not words[0].startswith(("/", ".", "~")):
-        words = words[1:]  # VAR=value prefixes
-    if not words or not words[0].endswith("/" + SCRIPT_NAME) or len(words) > 2:
+    # Exactly what wrapper_command writes: PURPLEMUX_HOME=..., .../statusline.sh, [command].
+    # A user's own script of that name (even under a "purplemux" folder) is never taken.
+    if not 2 <= len(words) <= 3 or not words[0].startswith("PURPLEMUX_HOME="):
         return False, None
-    return True, words[1] if len(words) == 2 else None
+    if not words[1].endswith("/" + SCRIPT_NAME):
+        return False, None
+    return True, words[2] if len(words) == 3 else None
 
 
 def wrap(settings: dict[str, Any], script: Path, home: Path) -> Outcome:
