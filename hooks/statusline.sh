@@ -26,14 +26,26 @@ post() {
 	return 0
 }
 
+if [ "${1-}" = --purplemux-post ]; then # re-run detached by the foreground below
+	trap '' HUP INT QUIT
+	post
+	exit 0
+fi
+
 tmp=$( (umask 077 && mktemp "${TMPDIR:-/tmp}/purplemux-statusline.XXXXXX") 2>/dev/null) || tmp=
 if [ -n "$tmp" ] && cat >"$tmp" 2>/dev/null && exec 3<"$tmp" 4<"$tmp"; then
 	# Two descriptors with their own offsets, the file itself gone: nothing is left behind.
 	rm -f "$tmp"
-	(
-		trap '' HUP INT QUIT
-		post
-	) <&4 >/dev/null 2>&1 3<&- 4<&- &
+	# Out of Claude's process group when setsid exists: a kill of the group once the line is
+	# drawn must not cut the POST short.
+	if command -v setsid >/dev/null 2>&1 && [ -f "$0" ]; then
+		setsid /bin/sh "$0" --purplemux-post <&4 >/dev/null 2>&1 3<&- 4<&- &
+	else
+		(
+			trap '' HUP INT QUIT
+			post
+		) <&4 >/dev/null 2>&1 3<&- 4<&- &
+	fi
 	exec 4<&- 0<&3 3<&-
 else
 	# No copy (no temporary folder, disk full): no reading this time; the user's line still runs.
