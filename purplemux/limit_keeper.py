@@ -32,7 +32,8 @@ def default_account(settings: Settings, agent: str, path: str | None = None) -> 
     names it: the label of the agent's config dir (~/.claude -> "claude", ~/.codex -> "codex").
 
     The one place that names an account for a reading no session names. When Settings gains
-    accounts (branch `accounts`), this body becomes `return settings.account_of(agent, path)`
+    accounts (branch `accounts`), this body becomes
+    `return settings.account_of(agent, path) or settings.accounts_of(agent)[0].label`
     (path: the transcript the reading names, so a second config dir gets its own label)."""
     if agent == "codex":
         return dir_label(settings.codex_dir or Path.home() / ".codex")
