@@ -214,3 +214,19 @@ def test_a_readings_account_is_its_sessions_else_its_config_dirs(tmp_path: Path)
     assert account_for(settings, Session(id="s", account="work"), "claude") == "work"
     assert account_for(settings, Session(id="s"), "claude") == "claude"
     assert account_for(settings, None, "codex") == "codex"
+
+
+def test_status_watch_follows_the_feeds_limits() -> None:
+    from purplemux.cli.render import render_limits
+    from purplemux.follow import Follower, Step
+
+    shown = reading(NOW, Window(42, None)).to_json(NOW)
+    follower = Follower()
+    assert (
+        follower.take({"type": "snapshot", "seq": 4, "sessions": [], "limits": []}) is Step.CHANGED
+    )
+    assert render_limits(follower.limits, NOW) == ""  # no readings: no lines
+    message = {"type": "limits", "seq": 5, "limits": [shown]}
+    assert follower.take(message) is Step.CHANGED
+    assert render_limits(follower.limits, NOW) == "\nlimits  claude/claude  5h 42%\n"
+    assert follower.take({"type": "limits", "seq": 7, "limits": []}) is Step.RESYNC  # a gap
