@@ -20,26 +20,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .fake_api import PLAIN_ANSWER, FakeAnthropicAPI
 from .fake_limits import ACCOUNT_MESSAGE, LimitControl, usage_headers
-from .harness import (
-    ClaudeHome,
-    HookCall,
-    HookLog,
-    TmuxClaude,
-    make_claude_home,
-    read_transcript,
-    wait_until,
-)
-from .statusline import STATUSLINE_OUTPUT, StatusLineLog
+from .harness import wait_until
+from .login_fixtures import LoggedIn, StartLogin
+from .statusline import STATUSLINE_OUTPUT
 from .versions import CURRENT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.claude_versions(CURRENT)]
@@ -48,59 +38,10 @@ RETRY_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}
 RETRY_AFTER = 2.0
 RESET_IN = 2 * 3600
 WALL_5H = "You've hit your 5-hour limit · resets "
+WALL_7D = "You've hit your weekly limit · resets "
 SUBSCRIPTION_WALL = "Usage limit reached · set to continue automatically at "
 RETRY_BANNER = "5-hour limit reached · retrying in"
 API_KEY_WALL = f"API Error: Request rejected (429) · {ACCOUNT_MESSAGE}"
-
-
-@dataclass
-class LoggedIn:
-    """One Claude of one login, with its hook and statusLine recorders."""
-
-    login: str
-    claude: TmuxClaude
-    home: ClaudeHome
-    hooks: HookLog
-    statusline: StatusLineLog
-
-    def transcript(self) -> list[dict[str, Any]]:
-        start = self.hooks.wait_for("SessionStart")
-        return read_transcript(Path(str(start.get("transcript_path"))))
-
-    def turn(self, prompt: str, event: str = "Stop", timeout: float = 30) -> HookCall:
-        """Send ``prompt``; the hook ``event`` (Stop / StopFailure) that ends its turn."""
-        n = len(self.hooks)
-        self.claude.send_text(prompt)
-        return self.hooks.wait_for(event, since=n, timeout=timeout)
-
-
-StartLogin = Callable[[str], LoggedIn]
-
-
-@pytest.fixture
-def start_login(
-    tmp_path: Path, claude_bin: Path, fake_api: FakeAnthropicAPI
-) -> Iterator[StartLogin]:
-    """A factory: Claude of ``login`` in its own HOME, at its idle prompt."""
-    started: list[TmuxClaude] = []
-
-    def start(login: str) -> LoggedIn:
-        root = tmp_path / login
-        hooks = HookLog(root / "hooks.jsonl")
-        statusline = StatusLineLog(root / "statusline.jsonl")
-        home = make_claude_home(
-            root, hooks.command, login=login, statusline_command=statusline.command
-        )
-        claude = TmuxClaude(claude_bin, home, fake_api.base_url, env=RETRY_ENV, login=login)
-        started.append(claude)
-        claude.start()
-        claude.wait_ready(timeout=60)
-        claude.wait_started(timeout=60)
-        return LoggedIn(login, claude, home, hooks, statusline)
-
-    yield start
-    for claude in started:
-        claude.kill()
 
 
 def clock(ts: float) -> set[str]:
@@ -146,7 +87,7 @@ def test_a_subscription_like_login_gets_rate_limits_and_the_limit_wall(
     start_login: StartLogin, fake_api: FakeAnthropicAPI, login: str
 ) -> None:
     headers_on_every_200(fake_api)
-    logged = start_login(login)
+    logged = start_login(login, env=RETRY_ENV)
     if login == "subscription":
         assert "Claude Max" in logged.claude.screen()
     sent = time.time()
@@ -198,13 +139,18 @@ def test_a_subscription_like_login_gets_rate_limits_and_the_limit_wall(
         assert notices[-1]["level"] == "notice"
     else:
         assert len(limit_requests) == 2  # one retry (CLAUDE_CODE_MAX_RETRIES=1)
+        # The weekly wall: the failed prompt and this one reach the fake as one user message.
+        failure = logged.turn("LIMIT:7d", event="StopFailure", timeout=60)
+        assert str(failure.get("last_assistant_message")).startswith(WALL_7D)
+        logged.claude.wait_screen(WALL_7D)
+        assert last_api_error(logged)["quotaLimits"]["rateLimitType"] == "seven_day"
 
 
 def test_an_api_key_never_gets_rate_limits_and_sees_the_retry_banner(
     start_login: StartLogin, fake_api: FakeAnthropicAPI
 ) -> None:
     headers_on_every_200(fake_api)
-    logged = start_login("apikey")
+    logged = start_login("apikey", env=RETRY_ENV)
     logged.turn("hello with headers")
     # The statusLine runs again once the answer is in (its cost counts the API time).
     wait_until(
@@ -227,3 +173,40 @@ def test_an_api_key_never_gets_rate_limits_and_sees_the_retry_banner(
     assert "quotaLimits" not in error and "apiError" not in error
     assert logged.statusline.inputs() and logged.statusline.rate_limits() == []
     assert all("x-api-key" in r.headers for r in fake_api.messages_requests())
+
+
+AUTO_PROMPT = "Your claude.ai usage limit has reset. Continue the task you were working on"
+
+
+def test_a_subscription_continues_by_itself_after_a_short_reset(
+    start_login: StartLogin, fake_api: FakeAnthropicAPI
+) -> None:
+    # The reset 5 s out: Claude's own auto-continue fired about a minute later here.
+    fake_api.limits = LimitControl(headers=usage_headers(0.42, 0.81), reset_in=5)
+    logged = start_login("subscription", env=RETRY_ENV)
+    failure = logged.turn("LIMIT:5h then continue", event="StopFailure")
+    assert failure.get("error") == "rate_limit"
+    logged.claude.wait_screen(SUBSCRIPTION_WALL)
+    n = len(logged.hooks)
+
+    fired = logged.hooks.wait_for(
+        "Notification",
+        lambda c: c.get("notification_type") == "quota_auto_resume_fired",
+        since=n,
+        timeout=180,
+    )
+    assert fired.get("message") == "Usage limit reset \u2014 Claude is continuing your task"
+    prompt = logged.hooks.wait_for("UserPromptSubmit", since=n)
+    assert str(prompt.get("prompt")).startswith(AUTO_PROMPT)
+    stop = logged.hooks.wait_for("Stop", since=n)
+    assert stop.get("last_assistant_message") == PLAIN_ANSWER
+    logged.claude.wait_screen("Usage limit reset · Continuing automatically")
+
+    entries = logged.transcript()
+    notices = [e.get("content") for e in entries if e.get("subtype") == "informational"]
+    assert notices[-1] == "Usage limit reset · Continuing automatically"
+    assert str(notices[-2]).startswith(SUBSCRIPTION_WALL)
+    (typed_by_nobody,) = [e for e in entries if e.get("type") == "user" and e.get("isMeta")]
+    assert typed_by_nobody["origin"] == {"kind": "auto-continuation"}
+    # The resent request is the auto-continue prompt, not the LIMIT one: no ok_after needed.
+    assert [r.status for r in fake_api.messages_requests()] == [429, 200]
