@@ -263,3 +263,19 @@ def test_an_api_key_session_retrying_a_429_says_retrying_n() -> None:
         assert "retrying (4)" in seen
         assert s.state is State.REVIEW and present(s).retrying == ""
         assert s.limit is not None and s.limit.window is None
+
+
+def test_codex_usage_limit_failure_is_a_wall_even_without_a_reading() -> None:
+    failed = {
+        "timestamp": "2026-12-01T20:00:00Z",
+        "type": "event_msg",
+        "payload": {
+            "type": "task_complete",
+            "error": {
+                "message": "You\u2019ve hit your usage limit. Visit … try again at 9:42 AM.",
+                "codex_error_info": "usage_limit_exceeded",
+            },
+        },
+    }
+    (f,) = failures(RolloutReader("t").feed((json.dumps(failed) + "\n").encode()))
+    assert (f.limit_hit, f.limit_window, f.limit_resets_at) == (True, None, None)
