@@ -43,6 +43,10 @@ IDLE_GRACE = 0.35
 RECENT_TOOLS = 8
 """How many recent PreToolUse calls are remembered to pair a PermissionRequest with its id."""
 
+RATE_LIMIT = "rate_limit"
+"""A failure's kind that is a usage limit whoever reports it (Claude's StopFailure `error`, a
+background job's "rate limited" need): the wall, even from a source that sets no limit_hit."""
+
 MAX_TASKS = 32
 """Background tasks kept per session (a runaway loop must not grow the record without end)."""
 
@@ -373,7 +377,7 @@ def _stop_failure(s: Session, e: ev.StopFailure, changes: dict[str, Any]) -> Non
         changes["error_kind"] = e.error_kind
     if e.last_message:
         changes["snippet"] = e.last_message[:200]
-    if e.limit_hit:
+    if e.limit_hit or e.error_kind == RATE_LIMIT:
         wall = s.limit or LimitWall(at=e.at)
         if e.limit_window:
             wall = replace(wall, window=e.limit_window)

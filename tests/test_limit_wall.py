@@ -18,6 +18,7 @@ from purplemux.agents.claude.hooks import to_event
 from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.machine import fold
 from purplemux.model import LimitWall, Session, State
+from purplemux.present import present
 from purplemux.sources.transcript_reader import TranscriptReader
 from tests.agents.codex.samples import rollout
 
@@ -236,3 +237,45 @@ def test_codex_reached_type_names_the_full_window() -> None:
         1796160105,
         True,
     )
+
+
+# --- an API key's 429s: Claude retries for ~3 minutes, busy, with no hook ----------------------
+
+
+def test_an_api_key_session_retrying_a_429_says_retrying_n() -> None:
+    path = next((SAMPLES / "transcripts").glob("apikey-a07cbdd7*.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    prompts = [e for e in hooks("apikey-home", APIKEY) if isinstance(e, ev.Prompt)]
+    for prompt, retried in zip(prompts[:2], ("LIMIT:plain", "LIMIT:5h"), strict=True):
+        assert prompt.prompt == retried
+        reader = TranscriptReader(APIKEY)
+        s = fold(Session(id=APIKEY), [prompt])
+        seen = []
+        for line in lines:
+            for e in reader.feed(line):
+                if e.at >= prompt.at - 1:
+                    s = fold(s, [e])
+                    seen.append(present(s).retrying)
+            if s.state is not State.BUSY:
+                break
+        # Ten retries (11 requests) are shown one by one while busy; the failure ends them.
+        assert [x for x in seen if x][-1] == "retrying (10)"
+        assert "retrying (4)" in seen
+        assert s.state is State.REVIEW and present(s).retrying == ""
+        assert s.limit is not None and s.limit.window is None
+
+
+def test_codex_usage_limit_failure_is_a_wall_even_without_a_reading() -> None:
+    failed = {
+        "timestamp": "2026-12-01T20:00:00Z",
+        "type": "event_msg",
+        "payload": {
+            "type": "task_complete",
+            "error": {
+                "message": "You\u2019ve hit your usage limit. Visit … try again at 9:42 AM.",
+                "codex_error_info": "usage_limit_exceeded",
+            },
+        },
+    }
+    (f,) = failures(RolloutReader("t").feed((json.dumps(failed) + "\n").encode()))
+    assert (f.limit_hit, f.limit_window, f.limit_resets_at) == (True, None, None)

@@ -200,6 +200,12 @@ CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
         {**FAILED, "limit": LimitWall("seven_day", 948.0, None, 5.0)},
     ),
     (
+        "stop_failure@a rate_limit kind alone is a wall (a background job's blocked)",
+        FRESH,
+        make(Kind.STOP_FAILURE, error="limit", error_kind="rate_limit"),
+        {**FAILED, "limit": LimitWall(at=10.0)},
+    ),
+    (
         "stop_failure@another error leaves the wall alone",
         replace(FRESH, limit=WALL),
         make(Kind.STOP_FAILURE, error="boom", error_kind="server_error", limit_resets_at=1.0),
@@ -314,12 +320,14 @@ CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
             transcript_path="/work/s1.jsonl",
             tmux=TmuxLocation("%5"),
             permission_mode="plan",
+            account="work",
         ),
         {
             "cwd": "/work/app",
             "transcript_path": "/work/s1.jsonl",
             "tmux": TmuxLocation("%5"),
             "permission_mode": "plan",
+            "account": "work",
         },
     ),
     (

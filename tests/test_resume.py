@@ -113,7 +113,7 @@ def test_the_row_offers_the_button_says_it_is_armed_and_offers_cancelling() -> N
     assert RESUME in view.actions and view.resume == "" and view.resume_at is None
     view = present(ARMED)
     assert CANCEL_RESUME in view.actions and RESUME not in view.actions
-    assert view.resume == f"resumes after {clock_time(10_000.0)}"
+    assert view.resume == f"resumes after {clock_time(10_000.0, 100.0)}"
     assert view.resume_at == 10_000.0
     skipped = replace(
         AT_WALL,

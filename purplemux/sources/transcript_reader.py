@@ -106,6 +106,9 @@ class ReaderState:
     """The computed cost of the replies after it."""
     requests: int = 0
     """api-request entries since the last reply or prompt."""
+    request_at: float | None = None
+    """The newest api-request's time: 2.1.332 may write a prompt's first request before the
+    prompt's own entry (stamped after it), which then still counts for the new turn."""
     compacted: bool = False
     quota_resets_at: float | None = None
     """The newest API error's quotaLimits.resetsAt: when "continue automatically at 10:40pm"
@@ -140,8 +143,19 @@ class ReaderState:
 
     @classmethod
     def decode(cls, snap: dict[str, Any]) -> ReaderState:
-        """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable."""
-        return cls(**{f.name: _DECODE[f.type](snap[f.name]) for f in fields(cls)})
+        """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable (a
+        field added since, ADDED, may be missing: it starts blank)."""
+        return cls(
+            **{
+                f.name: _DECODE[f.type](snap[f.name])
+                for f in fields(cls)
+                if f.name in snap or f.name not in ADDED
+            }
+        )
+
+
+ADDED = frozenset({"quota_resets_at", "request_at"})
+"""Fields added after snapshot version 1 (issue 25): an older stored snapshot lacks them."""
 
 
 def _same(value: Any) -> Any:
@@ -343,6 +357,7 @@ class TranscriptReader(JsonlReader):
             # 2.1.332 writes one per attempt: more than one with no reply between is a retry.
             if entry.get("querySource") in (None, "repl_main_thread"):
                 self.state.requests += 1
+                self.state.request_at = at
                 self._set("retries", max(0, self.state.requests - 1), at)
         elif kind in ("custom-title", "ai-title"):
             title = entry.get("customTitle") or entry.get("aiTitle") or entry.get("title")
@@ -380,7 +395,8 @@ class TranscriptReader(JsonlReader):
         self.turn_mark = self.emitted
         self.state.turn = Turn.IN_PROGRESS
         self.state.last_prompt_seen = at
-        self.state.requests = 0
+        early = self.state.request_at is not None and self.state.request_at >= at
+        self.state.requests = 1 if early else 0
         self.state.quota_resets_at = None
         self._set("retries", 0, at)
         self._clear_tools(at)

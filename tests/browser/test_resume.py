@@ -39,8 +39,7 @@ def test_the_button_arms_resume_at_reset_and_cancel_takes_it_back(
 
         arm.click()
         shown = dashboard.evaluate(
-            """(ts) => new Date(ts * 1000).toLocaleTimeString([],
-                 {hour: "2-digit", minute: "2-digit", hour12: false})""",
+            """async (ts) => (await import("/static/view.js")).wallClock(ts, Date.now() / 1000)""",
             int(future),
         )
         expect(note).to_have_text(f"resumes after {shown}")

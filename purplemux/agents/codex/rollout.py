@@ -111,10 +111,13 @@ WINDOW_NAMES = {300: "five_hour", 10080: "seven_day"}
 
 
 def _is_429(error: object, text: str) -> bool:
-    """A turn that failed on HTTP 429: "exceeded retry limit, last status: 429 Too Many
+    """A turn that failed on a usage limit (codex_error_info "usage_limit_exceeded") or HTTP
+    429: "exceeded retry limit, last status: 429 Too Many
     Requests", codex_error_info {"response_too_many_failed_attempts": {"http_status_code": 429}}."""
     if isinstance(error, dict):
         info = error.get("codex_error_info")
+        if info == "usage_limit_exceeded":  # "You've hit your usage limit. … try again at …"
+            return True
         if isinstance(info, dict):
             for detail in info.values():
                 if isinstance(detail, dict) and detail.get("http_status_code") == 429:
