@@ -32,8 +32,17 @@ def _watched(s: Session) -> bool:
 
 
 async def _record(
-    rt: Runtime, s: Session, wall_at: float, state: str, by: str, **extra: object
+    rt: Runtime,
+    s: Session,
+    wall_at: float,
+    state: str,
+    by: str,
+    reason: str | None = None,
+    text: str | None = None,
+    confirmed: bool = True,
 ) -> None:
+    """Store a Resume event: the setting's arming is the user's (their standing request), the
+    rest the daemon's."""
     await rt.engine.submit(
         ev.Resume(
             session_id=s.id,
@@ -44,7 +53,9 @@ async def _record(
             wall_at=wall_at,
             state=state,
             by=by,
-            **extra,  # type: ignore[arg-type]
+            reason=reason,
+            text=text,
+            confirmed=confirmed,
         )
     )
 
@@ -63,6 +74,11 @@ async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:
     except Skipped as exc:
         log.info("resume at reset of %s skipped: %s", s.id, exc.reason)
         await _record(rt, s, wall_at, "skipped", resume.BY, reason=exc.reason[:100])
+        return
+    except Exception as exc:  # never left at "typing": the user hears it did not happen
+        log.exception("resume at reset of %s failed", s.id)
+        why = f"it failed: {type(exc).__name__}"
+        await _record(rt, s, wall_at, "skipped", resume.BY, reason=why)
         return
     log.info("resume at reset of %s: typed %r (confirmed: %s)", s.id, typed.text, typed.confirmed)
     await _record(rt, s, wall_at, "typed", resume.BY, text=typed.text, confirmed=typed.confirmed)
