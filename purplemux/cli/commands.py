@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from purplemux.cli.render import (
     TERMINAL_COLOURS,
     codex_summary,
+    headline,
     install_summary,
     render_limits,
     render_prompt,
@@ -277,7 +278,8 @@ def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         json.dump(shown, out, indent=2)
         out.write("\n")
         return 0
-    out.write(f"{clean(session['view']['headline'])}\n\n")  # what the session's view says
+    # What the session's view says (a limit's time in this terminal's local time).
+    out.write(f"{clean(headline(session['view'], time.time()))}\n\n")
     out.write(plain(shown["text"]).rstrip("\n") + "\n")
     prompt = shown.get("prompt")
     out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))

@@ -64,7 +64,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 clean(v.get("agent_label") or "Claude"),  # a host of an older version: Claude
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
-                clean(v["reason"])[:60],
+                clean(wall_line(v, now) or v["reason"])[:60],
                 clean(v["facts"] or "-"),
                 clean(s["id"])[:8],
             )
@@ -80,6 +80,26 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             cells[at] = f"{colours[n]}{cells[at]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def wall_line(view: dict[str, Any], now: float) -> str:
+    """A view's limit wall in this terminal's local time ("limit hit · resets 22:32", "continues
+    at 22:40"), or "" when the session is at no wall."""
+    from purplemux.present import wall_text
+
+    wall = view.get("wall")
+    if not isinstance(wall, str) or not wall:
+        return ""
+    at = view.get("wall_at")
+    return wall_text(wall, float(at) if isinstance(at, int | float) else None, now)
+
+
+def headline(view: dict[str, Any], now: float) -> str:
+    """The view's headline, its limit wall's time in this terminal's local time."""
+    wall = wall_line(view, now)
+    if not wall:
+        return str(view["headline"])
+    return f"{view.get('agent_label') or 'Claude'} · {view['name']} · {wall}"
 
 
 def _with_hosts(
