@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from purplemux.actions import Actions, Relay
+from purplemux.agents.claude import background
 from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
@@ -96,9 +97,16 @@ class Runtime:
     def logins(self) -> Logins:
         return self.adapters.logins
 
-    async def ingest(self, event: Event, live: bool = True) -> None:
-        """Apply an event and wait until it is stored: only then may its sender forget it."""
+    async def ingest(self, event: Event, live: bool = True) -> str | None:
+        """Apply a hook's event and wait until it is stored: only then may its sender forget it.
+        A hook that must not make a row (the agent view's spare and notices, background.py) is
+        not applied: the reason is returned."""
+        if event.session_id not in self.engine.sessions:
+            why = background.not_a_row(event)
+            if why is not None:
+                return why
         await self.engine.submit(event, live=live)
+        return None
 
     async def vapid_keys(self) -> VapidKeys:
         """The daemon's VAPID keys, made on first use (0600 under $PURPLEMUX_HOME)."""
