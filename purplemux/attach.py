@@ -143,21 +143,28 @@ class Attacher:
         return loc
 
     async def _start(self, name: str, argv: list[str]) -> str:
-        """Start the attach in a tmux session of its own (the server with no config file)."""
+        """Start the attach in a tmux session of its own (the server with no config file).
+
+        The command's output is not read: a tmux server it starts keeps the pipes it was given
+        open for its whole life. The pane is asked for afterwards."""
         args = [self.tmux_bin, "-f", os.devnull, "-S", self.socket, "new-session", "-d"]
-        args += ["-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), "-P", "-F", "#{pane_id}"]
+        args += ["-s", name, "-x", str(WIDTH), "-y", str(HEIGHT)]
         proc = await asyncio.create_subprocess_exec(
             *args,
             "--",
             *argv,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
             stdin=asyncio.subprocess.DEVNULL,
         )
-        out, err = await proc.communicate()
-        if proc.returncode != 0:
-            raise AttachError(f"tmux could not start the attach: {err.decode(errors='replace')}")
-        return out.decode(errors="replace")
+        try:
+            code = await asyncio.wait_for(proc.wait(), tmux.TIMEOUT)
+        except TimeoutError:
+            proc.kill()
+            raise AttachError("tmux did not start the attach in time") from None
+        if code != 0:
+            raise AttachError(f"tmux could not start the attach (exit {code})")
+        return await self.run(self.socket, "list-panes", "-t", f"={name}", "-F", "#{pane_id}")
 
     async def _alive(self, loc: TmuxLocation) -> bool:
         try:

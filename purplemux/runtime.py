@@ -23,6 +23,8 @@ from purplemux.sources.transcripts import TranscriptStats
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import TmuxControl
 
+log = logging.getLogger(__name__)
+
 
 class Broker(Relay, Protocol):
     """The link to the shared Redis as the daemon uses it (purplemux.hosts.broker.BrokerLink)."""
@@ -104,6 +106,9 @@ class Runtime:
         if event.session_id not in self.engine.sessions:
             why = background.not_a_row(event)
             if why is not None:
+                log.info(
+                    "hook %s of session %s makes no row: %s", event.name, event.session_id, why
+                )
                 return why
         await self.engine.submit(event, live=live)
         return None

@@ -138,6 +138,11 @@ class JobWatcher:
         self._known: dict[str, tuple[tuple[int, int], tuple[str, str, str] | None]] = {}
         self._primed = False
 
+    @property
+    def primed(self) -> bool:
+        """The first pass is done: from now on a change of a reading is an event."""
+        return self._primed
+
     def _dirs(self) -> set[Path]:
         """jobs/ and every job folder in it; the nearest folder that exists while it does not."""
         if not self.jobs_dir.is_dir():
