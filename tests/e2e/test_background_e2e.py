@@ -139,8 +139,14 @@ def test_the_agent_views_spare_and_notices_make_no_row(
             "SessionStart", lambda c: c.get("agent_type") == "claude", timeout=TIMEOUT
         )
         spare_sid = spare_start.get("session_id")
-        spares = [f for f in bg.session_files() if f.get("spare") is True]
-        assert spare_sid in {f.get("sessionId") for f in spares}
+        wait_until(
+            lambda: any(
+                f.get("spare") is True and f.get("sessionId") == spare_sid
+                for f in bg.session_files()
+            ),
+            timeout=TIMEOUT,
+            describe=lambda: f"the spare's session file: {bg.session_files()}",
+        )
 
         # A job that ends while the view is open: the view says so under its own session id.
         second = bg.start("hello again from bg")
