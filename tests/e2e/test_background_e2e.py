@@ -131,7 +131,9 @@ def test_the_agent_views_spare_and_notices_make_no_row(
     daemon = purplemux_daemon
     first = bg.start("hello from bg")
     first_sid = bg.session_id(first)
-    wait_until(lambda: _row(daemon, first_sid), timeout=TIMEOUT, describe="the first job's row")
+    settled = wait_until(
+        lambda: _row(daemon, first_sid, "review"), timeout=TIMEOUT, describe="the first job's turn"
+    )
 
     view = AgentView(claude_bin, claude_home, fake_api.base_url).start()
     try:
@@ -148,8 +150,8 @@ def test_the_agent_views_spare_and_notices_make_no_row(
             describe=lambda: f"the spare's session file: {bg.session_files()}",
         )
 
-        # A job that ends while the view is open: the view says so under its own session id.
-        second = bg.start("hello again from bg")
+        # A job that asks while the view is open: the view says so under its own session id.
+        second = bg.start("RUN:touch y.txt", "--permission-mode", "default")
         second_sid = bg.session_id(second)
         notice = hook_log.wait_for(
             "Notification",
@@ -166,9 +168,15 @@ def test_the_agent_views_spare_and_notices_make_no_row(
         listed = {s["id"] for s in daemon.sessions()}
         assert spare_sid not in listed and view_sid not in listed
         assert {first_sid, second_sid} <= listed
-        for sid in (first_sid, second_sid):
-            row = _row(daemon, sid)
-            assert row is not None and row["background"] is True and row["state"] != "needs-input"
+        # The asking job is needs-input by its own hooks; the other row did not move.
+        asking = wait_until(lambda: _row(daemon, second_sid, "needs-input"), timeout=TIMEOUT)
+        assert asking["background"] is True and asking["job_id"] == second
+        first_row = _row(daemon, first_sid)
+        assert first_row is not None
+        assert (first_row["state"], first_row["state_since"]) == (
+            settled["state"],
+            settled["state_since"],
+        )
     finally:
         view.close()
     # The view closed: its spare ends (SessionEnd), still no row.
