@@ -215,9 +215,18 @@ class Attacher:
         except tmux.TmuxError as exc:
             log.info("closing the attach of job %s: %s", job, exc)
 
-    async def close_all(self) -> None:
-        for job in list(self._open):
-            await self.close(job)
+    async def shutdown(self) -> None:
+        """The daemon stops: detach every attach (Ctrl+Z) and end the private tmux server."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for loc in self._open.values():
+            with contextlib.suppress(tmux.TmuxError):
+                await self.run(loc.socket, "send-keys", "-t", loc.pane, "C-z")
+        if self._open:
+            self._open.clear()
+            with contextlib.suppress(tmux.TmuxError):
+                await self.run(self.socket, "kill-server")
 
 
 async def jump(session: Session, claude_dir: Path, client: str | None, socket: str | None) -> str:

@@ -191,3 +191,16 @@ def test_the_agent_views_notices_and_an_unclaimed_spare_make_no_row(daemon: Daem
     )
     row = wait_for(lambda: daemon.session("spare-1"))
     assert row["state"] == "busy"
+
+
+def test_an_attach_window_opened_to_read_is_closed_when_the_daemon_stops(
+    daemon: Daemon, worker: subprocess.Popen[bytes]
+) -> None:
+    bg_session_file(daemon, worker)
+    wait_for(lambda: (s := daemon.session(SID)) and s["state"] == "needs-input")
+    status, shown = call(daemon, "GET", f"/api/sessions/{SID}/screen")
+    assert status == 200 and shown["prompt"] is not None
+    attach_sock = daemon.home / "attach.sock"
+    assert tmux_sessions(attach_sock) == [f"job-{JOB}"]
+    daemon.stop()
+    assert tmux_sessions(attach_sock) == []
