@@ -111,6 +111,37 @@ def test_a_background_job_is_listed_and_its_permission_prompt_answered_through_t
     assert _row(daemon, sid)["ended"] is False  # type: ignore[index]
 
 
+def test_a_background_jobs_question_is_answered_by_label_through_the_api(
+    purplemux_daemon: Daemon, bg: BackgroundClaude, fake_api: FakeAnthropicAPI
+) -> None:
+    daemon = purplemux_daemon
+    job = bg.start("ASK:Which colour should the button be?", "--permission-mode", "default")
+    sid = bg.session_id(job)
+    wait_until(lambda: _row(daemon, sid, "needs-input"), timeout=TIMEOUT, describe="asking")
+    screen = api(daemon, "GET", f"/api/sessions/{sid}/screen")
+    prompt = screen["prompt"]
+    assert prompt is not None and prompt["kind"] == "question", screen["text"]
+    assert "Blue" in [o["label"] for o in prompt["options"]]
+    done = api(
+        daemon,
+        "POST",
+        f"/api/sessions/{sid}/answer",
+        {"prompt_id": prompt["id"], "option": "Blue"},
+    )
+    assert done["ok"] is True and done["keys"][-1] == "Enter"
+    wait_until(lambda: _row(daemon, sid, "review", "idle"), timeout=TIMEOUT, describe="review")
+    # Claude sent the model the answer picked on the attached screen.
+    results = [
+        json.dumps(block.get("content"))
+        for r in fake_api.messages_requests()
+        for m in r.body.get("messages", [])
+        if isinstance(m.get("content"), list)
+        for block in m["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert results and "Blue" in results[-1] and "Red" not in results[-1], results
+
+
 def _tmux_has_sessions(socket: Path) -> bool:
     if not socket.exists():
         return False
