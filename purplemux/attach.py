@@ -108,8 +108,8 @@ class Attacher:
 
     home: Path
     claude_dir: Path
-    tmux_bin: str = "tmux"
     run: Run = tmux.run
+    start: Callable[..., Awaitable[None]] = tmux.start_server
     keep_open: float = KEEP_OPEN
     _open: dict[str, TmuxLocation] = field(default_factory=dict)
     _timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
@@ -143,27 +143,12 @@ class Attacher:
         return loc
 
     async def _start(self, name: str, argv: list[str]) -> str:
-        """Start the attach in a tmux session of its own (the server with no config file).
-
-        The command's output is not read: a tmux server it starts keeps the pipes it was given
-        open for its whole life. The pane is asked for afterwards."""
-        args = [self.tmux_bin, "-f", os.devnull, "-S", self.socket, "new-session", "-d"]
-        args += ["-s", name, "-x", str(WIDTH), "-y", str(HEIGHT)]
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            "--",
-            *argv,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-            stdin=asyncio.subprocess.DEVNULL,
-        )
+        """Start the attach in a tmux session of its own (the server with no config file)."""
+        size = ["-x", str(WIDTH), "-y", str(HEIGHT)]
         try:
-            code = await asyncio.wait_for(proc.wait(), tmux.TIMEOUT)
-        except TimeoutError:
-            proc.kill()
-            raise AttachError("tmux did not start the attach in time") from None
-        if code != 0:
-            raise AttachError(f"tmux could not start the attach (exit {code})")
+            await self.start(self.socket, "new-session", "-d", "-s", name, *size, "--", *argv)
+        except tmux.TmuxError as exc:
+            raise AttachError(f"tmux could not start the attach: {exc}") from None
         return await self.run(self.socket, "list-panes", "-t", f"={name}", "-F", "#{pane_id}")
 
     async def _alive(self, loc: TmuxLocation) -> bool:

@@ -498,5 +498,5 @@ def judge(
     return ev.StatusIdle(**common, source=Source.SESSION_FILE if sf else Source.DAEMON)
 
 
-ALL = (session_files, claude_jobs, transcripts, processes, codex_panes, recovery)
+ALL = (session_files, transcripts, processes, codex_panes, recovery, claude_jobs)
 """The live-source parts, in start order."""
