@@ -98,6 +98,16 @@ def _with_hosts(
     return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
 
 
+def render_limits(readings: list[dict[str, Any]], now: float) -> str:
+    """A line per account under the table: "limits  claude/claude  5h 42% (resets 22:32)  ..."
+    (nothing when no agent reported its limits)."""
+    from purplemux.limits import line
+
+    if not readings:
+        return ""
+    return "\n" + "".join(f"limits  {clean(line(r, now))}\n" for r in readings)
+
+
 def render_prompt(prompt: dict[str, Any]) -> str:
     """A prompt as the terminal shows it: title, question, options with the marker."""
     from purplemux.tmux import plain

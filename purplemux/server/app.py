@@ -28,7 +28,18 @@ from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
 from purplemux.parts.supervisor import engine as engine_part
 from purplemux.paths import web_dir
 from purplemux.runtime import Adapters, Runtime, default_adapters
-from purplemux.server import act, api, feedcap, history, memory, notifications, page, stream, webapp
+from purplemux.server import (
+    act,
+    api,
+    feedcap,
+    history,
+    limits,
+    memory,
+    notifications,
+    page,
+    stream,
+    webapp,
+)
 from purplemux.server.connguard import default_limits
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
@@ -84,6 +95,7 @@ def create_app(
             if rt.actions.attacher is not None:  # background sessions' attach windows
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(rt.actions.attacher.shutdown(), STOP_ATTACH)
+            rt.limits.stop()
             await rt.engine.stop()
             await supervisor.wait("engine", STOP_ENGINE)
             rt.engine.feed.close()
@@ -102,6 +114,7 @@ def create_app(
     )
     app.include_router(api.router)
     app.include_router(act.router)
+    app.include_router(limits.router)
     app.include_router(memory.router)
     app.include_router(stream.router)
     app.include_router(page.router)
@@ -138,6 +151,7 @@ async def _start(settings: Settings, adapters: Callable[[Settings, str], Adapter
         engine=engine,
         adapters=adapters(settings, token),
     )
+    await rt.limits.load()
     for event in restarts:
         engine.post(event, live=False)
     return rt
