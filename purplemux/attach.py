@@ -40,7 +40,8 @@ DETACH_TIMEOUT = 3.0
 KEEP_OPEN = 120.0
 """Seconds an attach window opened for a read stays open with no answer (then closed)."""
 POLL = 0.1
-JOB_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
+JOB_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+"""A job id as Claude makes them (8 hex digits); never one that reads as an option."""
 ENV_KEYS = ("HOME", "CLAUDE_CONFIG_DIR")
 
 
