@@ -142,6 +142,36 @@ def test_a_background_jobs_question_is_answered_by_label_through_the_api(
     assert results and "Blue" in results[-1] and "Red" not in results[-1], results
 
 
+def test_a_rate_limited_background_job_is_a_rate_limit_failure_from_its_job_file(
+    purplemux_daemon: Daemon,
+    claude_bin: Path,
+    claude_home: ClaudeHome,
+    fake_api: FakeAnthropicAPI,
+) -> None:
+    daemon = purplemux_daemon
+    fake_api.limits.retry_after = 0
+    # Workers inherit the environment of the --bg that starts Claude's daemon: one retry only.
+    bg = BackgroundClaude(
+        claude_bin, claude_home, fake_api.base_url, extra_env={"CLAUDE_CODE_MAX_RETRIES": "1"}
+    )
+    try:
+        job = bg.start("LIMIT:plain")
+        sid = bg.session_id(job)
+        st = bg.wait_state(job, timeout=TIMEOUT, state="blocked")
+        assert str(st["needs"]).startswith("rate limited")
+        row = wait_until(
+            lambda: (r := _row(daemon, sid, "review")) and r["error_kind"] == "rate_limit" and r,
+            timeout=TIMEOUT,
+            describe=lambda: f"a rate-limited review: {daemon.session(sid)}",
+        )
+        assert row["background"] is True and row["job_id"] == job
+        events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+        from_job = [e for e in events if e["source"] == "job" and e["kind"] == "stop_failure"]
+        assert [e["error_kind"] for e in from_job] == ["rate_limit"]
+    finally:
+        bg.close()
+
+
 def _tmux_has_sessions(socket: Path) -> bool:
     if not socket.exists():
         return False
