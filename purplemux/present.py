@@ -117,7 +117,9 @@ def allows(session: Session, action: str) -> bool:
 
 def _actions(s: Session, lk: Look) -> tuple[str, ...]:
     """The state's actions, less the pane actions when there is no live pane to act on."""
-    in_pane = bool(s.tmux and s.tmux.pane) and not s.ended
+    # A background session has no pane: its prompts are answered, and Jump opens, through
+    # `claude attach <job>` (purplemux/attach.py).
+    in_pane = (bool(s.tmux and s.tmux.pane) or (s.background and bool(s.job_id))) and not s.ended
     return tuple(sorted(a for a in lk.actions if in_pane or a not in PANE_ACTIONS))
 
 
@@ -241,6 +243,10 @@ class SessionView:
     offline: str = ""
     """A stale row's note ("laptop: host offline since"), the time after it from offline_since."""
     offline_since: float | None = None
+    background: bool = False
+    """A Claude background session (claude --bg, the agent view): no pane; the row's chip."""
+    job_id: str = ""
+    """Its job (`claude attach <job>`), or ""."""
     resume: str = ""
     """Resume at the reset: "resumes after 22:32" while armed, "not resumed at the reset: why"
     when it was due and the pane did not allow it, else ""."""
@@ -303,7 +309,7 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
         name=name,
         folder=s.cwd or "",
         pane=pane,
-        where=f"{name} · {pane}" if pane else name,
+        where=f"{name} · {pane}" if pane else (f"{name} · bg {s.job_id}" if s.job_id else name),
         since=s.state_since,
         updated_at=s.updated_at,
         detail_kind=kind,
@@ -343,6 +349,8 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
         stale=origin.stale,
         offline=offline,
         offline_since=origin.offline_since if origin.stale else None,
+        background=s.background,
+        job_id=s.job_id or "",
         resume=_resume_text(s),
         resume_at=s.limit.resets_at if s.limit and resume.armed(s) else None,
     )

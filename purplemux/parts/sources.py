@@ -23,6 +23,7 @@ from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
+from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
 from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, parse_panes
 from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
@@ -70,6 +71,13 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
         return event
     path = transcript_path(rt.settings.claude_dir, event.cwd, event.session_id)
     return replace(event, transcript_path=str(path))
+
+
+async def claude_jobs(rt: Runtime) -> None:
+    """Claude's background jobs (claude --bg, the agent view): each job's state.json."""
+    async for batch in JobWatcher(rt.settings.claude_dir / "jobs").events():
+        for event in batch:
+            rt.engine.post(_with_transcript(rt, event))
 
 
 async def transcripts(rt: Runtime) -> None:
@@ -169,7 +177,8 @@ async def processes(rt: Runtime) -> None:
     windows or panes coming and going. The timer (`poll_interval`) is a safety net that doubles
     while polls find nothing new, up to MAX_POLL_INTERVAL."""
     watcher = rt.session_files
-    poller = ProcessPoller(lambda: watcher.known().values())
+    # A spare worker (claude --bg's daemon keeps one ready) runs no session yet: no claim.
+    poller = ProcessPoller(lambda: [sf for sf in watcher.known().values() if not sf.spare])
     wake = asyncio.Event()
     looked: dict[str, tuple[object, ...]] = {}
     exits = _ExitWatch(wake.set)
@@ -489,5 +498,5 @@ def judge(
     return ev.StatusIdle(**common, source=Source.SESSION_FILE if sf else Source.DAEMON)
 
 
-ALL = (session_files, transcripts, processes, codex_panes, recovery)
+ALL = (session_files, transcripts, processes, codex_panes, recovery, claude_jobs)
 """The live-source parts, in start order."""

@@ -67,6 +67,11 @@ export function fillRow(row, v, now) {
     setText(agent, v.agent_label || "Claude");
     if (agent.dataset.agent !== v.agent) agent.dataset.agent = v.agent || "claude";
   }
+  const bg = slot(row, "background");
+  if (bg) {
+    show(bg, Boolean(v.background));
+    bg.title = `background session (claude --bg): job ${v.job_id || ""}`;
+  }
   const pane = slot(row, "pane");
   setText(pane, v.pane);
   show(pane, Boolean(v.pane));
