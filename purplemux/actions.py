@@ -294,7 +294,7 @@ class Actions:
     async def _on_screen(self, session: Session) -> Session:
         """The session as the desk reads it: a background session (no pane of its own) through
         its attach window, whose program in front is the attach (the worker runs elsewhere)."""
-        if not session.background or session.tmux is not None or session.ended:
+        if not attach.needs_attach(session):
             return session
         assert self.attacher is not None
         try:

@@ -22,8 +22,9 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from purplemux import tmux
@@ -47,6 +48,11 @@ ENV_KEYS = ("HOME", "CLAUDE_CONFIG_DIR")
 
 class AttachError(Exception):
     """An attach window could not be opened (no job, tmux or claude refused)."""
+
+
+def needs_attach(session: Session) -> bool:
+    """A background session with no pane of its own: read and typed into through an attach."""
+    return session.background and session.tmux is None and not session.ended
 
 
 def _environ(pid: int | None) -> dict[str, str] | None:
@@ -142,6 +148,21 @@ class Attacher:
             self._close_later(job)
         await self._drawn(loc)
         return loc
+
+    @asynccontextmanager
+    async def shown(self, session: Session) -> AsyncIterator[Session]:
+        """The session where the desk reads and types: its own pane, else (a background
+        session) its attach window, whose program in front is the attach (the worker runs
+        elsewhere: no pid), detached (Ctrl+Z) and closed afterwards. One way to a screen for
+        answers and for resume at the reset, so both go through the same checks."""
+        if not needs_attach(session):
+            yield session
+            return
+        loc = await self.open(session)
+        try:
+            yield replace(session, tmux=loc, pid=None)
+        finally:
+            await self.close(session.job_id or "")
 
     async def _start(self, name: str, argv: list[str]) -> str:
         """Start the attach in a tmux session of its own (the server with no config file)."""

@@ -43,6 +43,12 @@ class Decision:
 NONE = Decision("none")
 
 
+def has_screen(s: Session) -> bool:
+    """Somewhere to type: its tmux pane, or (a `claude --bg` session) its job, whose screen an
+    attach window shows (attach.py)."""
+    return bool(s.tmux is not None and s.tmux.pane) or bool(s.background and s.job_id)
+
+
 def armed(s: Session) -> ResumeAtReset | None:
     """The session's request, when it is armed for the wall it sits at now."""
     r = s.resume
@@ -68,8 +74,8 @@ def refusal(s: Session) -> str | None:
         return "Claude continues this session by itself at the reset"
     if s.limit.resets_at is None:
         return "the limit's reset time is unknown"
-    if s.tmux is None or not s.tmux.pane:
-        return "the session has no tmux pane to type into"
+    if not has_screen(s):
+        return "the session has no tmux pane or background job to type into"
     if s.state not in AT_REST:
         return f"the session is {s.state.value}, not stopped at its limit"
     r = s.resume
@@ -93,8 +99,8 @@ def moved(s: Session, r: ResumeAtReset) -> str | None:
         return f"the session moved ({s.state.value})"
     if s.state is State.REVIEW and s.state_since > r.at:
         return "the session moved (a new turn ended)"
-    if s.tmux is None or not s.tmux.pane:
-        return "the session has no tmux pane"
+    if not has_screen(s):
+        return "the session has no tmux pane or background job"
     return None
 
 

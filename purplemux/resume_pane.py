@@ -2,17 +2,23 @@
 desk's checks (purplemux/answer.py): the input switch, the session's agent in front of the pane,
 nothing asked on screen, and the agent's input box read empty with one reading. Anything else
 types nothing and says why (`Skipped`); the resumer part records either outcome.
+
+The pane is where `locate` puts the session: its own, or for a background session (`claude
+--bg`, no pane) the `claude attach <job>` window the daemon opens on its private tmux server and
+detaches (Ctrl+Z) and closes afterwards (attach.py), so both go through the same checks here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from purplemux import tmux
 from purplemux.agents import registry
 from purplemux.agents.base import Agent, InputBox
 from purplemux.answer import MOVE_TIMEOUT, POLL, AnswerError, Desk, pane_of
+from purplemux.attach import AttachError
 from purplemux.model import Session, TmuxLocation
 from purplemux.resume import PROMPT, moved
 
@@ -37,26 +43,42 @@ class Typed:
     confirmed: bool
 
 
+Locate = Callable[[Session], AbstractAsyncContextManager[Session]]
+"""The session as the desk reads it while the context lasts: its pane, or its attach window."""
+
+
+@asynccontextmanager
+async def own_pane(session: Session) -> AsyncIterator[Session]:
+    """The session's own pane (no attach window)."""
+    yield session
+
+
 async def type_resume(
     desk: Desk,
     session: Session,
     input_allowed: bool,
     current: Callable[[], Session | None],
+    locate: Locate = own_pane,
 ) -> Typed:
     """Type PROMPT and Enter into the session's pane if it still sits at its wall, at rest,
     with an empty input box; `current` gives the session as the engine holds it now (read again
     once the pane is read: nothing may have moved meanwhile; its request says "typing")."""
     if not input_allowed:
         raise Skipped("typing into panes is off on this daemon (PURPLEMUX_INPUT)")
-    try:
-        loc = pane_of(session)
-    except AnswerError as exc:
-        raise Skipped(exc.reason) from None
     agent = registry.get(session.agent)
     if agent.input_box is None:
         raise Skipped(f"purplemux cannot read {agent.label}'s input box")
-    async with desk.lock(loc):
-        return await _Typing(desk, agent, loc).run(session, current)
+    async with AsyncExitStack() as opened:
+        try:
+            shown = await opened.enter_async_context(locate(session))
+        except (AttachError, tmux.TmuxError, OSError) as exc:
+            raise Skipped(f"cannot attach to background job {session.job_id}: {exc}") from None
+        try:
+            loc = pane_of(shown)
+        except AnswerError as exc:
+            raise Skipped(exc.reason) from None
+        async with desk.lock(loc):
+            return await _Typing(desk, agent, loc).run(shown, current)
 
 
 @dataclass

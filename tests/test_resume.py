@@ -86,7 +86,14 @@ def test_dismissing_the_walls_review_keeps_it_armed() -> None:
             replace(AT_WALL, limit=replace(WALL, resets_at=None)),
             "the limit's reset time is unknown",
         ),
-        (replace(AT_WALL, tmux=None), "the session has no tmux pane to type into"),
+        (
+            replace(AT_WALL, tmux=None),
+            "the session has no tmux pane or background job to type into",
+        ),
+        (
+            replace(AT_WALL, tmux=None, background=True, job_id=None),
+            "the session has no tmux pane or background job to type into",
+        ),
         (replace(AT_WALL, ended=True), "the session has ended"),
         (replace(AT_WALL, state=State.BUSY), "the session is busy, not stopped at its limit"),
     ],
@@ -96,6 +103,13 @@ def test_only_a_session_stopped_at_a_known_reset_in_a_pane_can_be_armed(
 ) -> None:
     assert refusal(session) == why
     assert RESUME not in present(session).actions
+
+
+def test_a_background_job_at_its_wall_can_be_armed_and_stays_armed_with_no_pane() -> None:
+    bg = replace(AT_WALL, tmux=None, background=True, job_id="2f1401e2")
+    assert refusal(bg) is None and RESUME in present(bg).actions
+    armed_bg = replace(bg, resume=ARMED.resume)
+    assert decide(armed_bg, 10_000.0 + DELAY).what == "due"
 
 
 def test_the_setting_arms_each_wall_once_and_leaves_a_cancelled_one_alone() -> None:

@@ -20,7 +20,7 @@ from purplemux import resume
 from purplemux.agents import registry
 from purplemux.events import Source
 from purplemux.model import Session
-from purplemux.resume_pane import Skipped, type_resume
+from purplemux.resume_pane import Locate, Skipped, own_pane, type_resume
 from purplemux.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,13 @@ async def _record(
     )
 
 
+def _locate(rt: Runtime) -> Locate:
+    """A session's pane, or a background session's attach window (opened for the typing, then
+    detached with Ctrl+Z and closed), as the answers use them."""
+    attacher = rt.actions.attacher
+    return attacher.shown if attacher is not None else own_pane
+
+
 async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:
     """Type the prompt (or say why not), and record what happened.
 
@@ -69,7 +76,11 @@ async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:
     s = rt.engine.sessions.get(s.id, s)
     try:
         typed = await type_resume(
-            rt.desk, s, rt.settings.input_allowed, lambda: rt.engine.sessions.get(s.id)
+            rt.desk,
+            s,
+            rt.settings.input_allowed,
+            lambda: rt.engine.sessions.get(s.id),
+            locate=_locate(rt),
         )
     except Skipped as exc:
         log.info("resume at reset of %s skipped: %s", s.id, exc.reason)

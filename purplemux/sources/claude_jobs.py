@@ -16,8 +16,9 @@ first (~0.6 s before the PermissionRequest hook; ../shared/claude-code-bg-and-li
 
 The agent view's spare worker has a job folder with only tmp/ and no state.json: never an
 event. "rate limited — wait and retry" is StopFailure `rate_limit`, as the hook says it: the
-limit wall reads that. Each folder is watched (inotify, no timer while nothing changes); an
-event comes only when (state, tempo, needs) changes, so a rewrite of the tokens or the detail
+limit wall reads that, with the window and reset `detail` says for a subscription or a gateway
+("You've hit your 5-hour limit · resets 10:37pm (UTC)", read as the hook's text is). Each
+folder is watched (inotify, no timer while nothing changes); an event comes only when (state, tempo, needs) changes, so a rewrite of the tokens or the detail
 is not one. What the files said when the daemon started is only remembered: a live worker's
 session file lists it, and a job finished (or crashed) long ago must not come back as a row.
 """
@@ -32,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from purplemux.agents.claude import limits
 from purplemux.events import (
     Event,
     SessionEnd,
@@ -52,6 +54,7 @@ ERROR_KINDS = (
 )
 """A blocked job's `needs` (Claude's fixed text per API error kind) -> StopFailure's `error`
 as the hook names it (the wall reads `rate_limit`)."""
+RATE_LIMIT = "rate_limit"
 
 
 def _text(data: dict[str, Any], key: str, limit: int = MAX_TEXT) -> str | None:
@@ -115,7 +118,19 @@ def job_event(job_id: str, state: dict[str, Any], mtime: float = 0.0) -> Event |
         return Stop(last_message=result or detail, **common)
     if st in ("blocked", "failed"):
         why = needs or detail or st
-        return StopFailure(error=why, error_kind=error_kind(needs), last_message=detail, **common)
+        kind = error_kind(needs)
+        # A subscription's or gateway's wall: `detail` is the screen's "You've hit your 5-hour
+        # limit · resets 10:37pm (UTC)", the reset the wall needs to be armed for resume.
+        window, resets = limits.hit_message(detail or needs, at)
+        return StopFailure(
+            error=why,
+            error_kind=kind,
+            last_message=detail,
+            limit_hit=kind == RATE_LIMIT or window is not None,
+            limit_window=window,
+            limit_resets_at=resets,
+            **common,
+        )
     if st == "stopped":
         return SessionEnd(reason="stopped", **common)
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,35 @@ def test_a_rate_limited_job_is_a_stop_failure_rate_limit_for_the_wall() -> None:
     assert isinstance(e, ev.StopFailure)
     assert e.error_kind == "rate_limit"
     assert e.error.startswith("rate limited — wait and retry")
+
+
+LIMITS = SAMPLES.parent / "bg-and-limits" / "files"
+
+
+def gateway_job_at_its_wall() -> dict[str, Any]:
+    """The gateway login's bg job at the 5-hour limit: its state.json with what its timeline
+    recorded when it blocked (the final file says stopped)."""
+    state = json.loads((LIMITS / "state-json-final-gateway-jwt-2f1401e2.json").read_text())
+    blocked = json.loads((LIMITS / "timeline-gateway-jwt-2f1401e2.jsonl").read_text())
+    state.update(
+        state="blocked", tempo="blocked", detail=blocked["detail"], updatedAt=blocked["at"]
+    )
+    return state
+
+
+def test_a_gateway_jobs_wall_carries_its_window_and_reset_from_the_detail() -> None:
+    e = job_event("2f1401e2", gateway_job_at_its_wall())
+    assert isinstance(e, ev.StopFailure)
+    assert e.last_message == "You've hit your 5-hour limit · resets 10:37pm (UTC)"
+    assert (e.limit_hit, e.limit_window) == (True, "five_hour")
+    # Blocked at 20:37:36 UTC; "resets 10:37pm (UTC)" is 22:37 that day.
+    assert e.limit_resets_at == datetime(2026, 12, 1, 22, 37, tzinfo=UTC).timestamp()
+
+
+def test_an_api_keys_rate_limit_is_a_wall_with_no_reset() -> None:
+    e = job_event("098b2380", first("098b2380", state="blocked"))
+    assert isinstance(e, ev.StopFailure)
+    assert (e.limit_hit, e.limit_window, e.limit_resets_at) == (True, None, None)
 
 
 def test_the_api_errors_claude_names_in_needs() -> None:

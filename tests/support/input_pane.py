@@ -17,6 +17,8 @@ from tests.support.daemon import REPO
 LIMITS = REPO / "tests" / "samples" / "claude-code-2.1.332" / "bg-and-limits" / "screens"
 WALL_SCREEN = "screen-gw-5h-final.txt"
 """The gateway login's 5-hour wall: the failed turn, then the empty input box."""
+ATTACHED_WALL = "screen-oauth-bg-limit-attached.txt"
+"""A background job at the 5-hour wall as `claude attach <job>` shows it."""
 
 TUI = r"""
 import os, sys, tty
@@ -43,7 +45,7 @@ while True:
             buf = ""
         elif ch in "\x7f\x08":
             buf = buf[:-1]
-        elif ch == "\x03":
+        elif ch in "\x03\x1a":  # Ctrl+C; Ctrl+Z detaches an attach
             sys.exit(0)
         elif ch.isprintable():
             buf += ch
@@ -107,3 +109,21 @@ def input_pane(
         yield found
     finally:
         subprocess.run([*base, "kill-server"], check=False)
+
+
+def attach_claude(folder: Path, typed: str = "", shot: str = ATTACHED_WALL) -> Path:
+    """A stand-in `claude` in `folder`/bin whose `claude attach <job>` draws `shot` with a live
+    input box (lines sent with Enter go to `folder`/sent.txt), logs how it was run to
+    `folder`/attach.log, and exits on Ctrl+Z (detached); returns its folder for PATH."""
+    program = folder / "bin" / "claude"
+    program.parent.mkdir(parents=True, exist_ok=True)
+    head = (
+        "import sys\n"
+        f"with open({str(folder / 'attach.log')!r}, 'a') as log:\n"
+        "    log.write(' '.join(sys.argv[1:]) + '\\n')\n"
+        f"sys.argv = [sys.argv[0], {str(LIMITS / shot)!r}, {str(folder / 'sent.txt')!r}, "
+        f"{typed!r}]\n"
+    )
+    program.write_text(f"#!{sys.executable}\n{head}{TUI}")
+    program.chmod(0o755)
+    return program.parent
