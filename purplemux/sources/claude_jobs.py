@@ -14,13 +14,14 @@ first (~0.6 s before the PermissionRequest hook; ../shared/claude-code-bg-and-li
 | failed                   | StopFailure                                            |
 | stopped                  | SessionEnd (claude stop)                               |
 
-The agent view's spare worker has a job folder with only tmp/ and no state.json: never an
-event. "rate limited — wait and retry" is StopFailure `rate_limit`, as the hook says it: the
-limit wall reads that, with the window and reset `detail` says for a subscription or a gateway
-("You've hit your 5-hour limit · resets 10:37pm (UTC)", read as the hook's text is). Each
-folder is watched (inotify, no timer while nothing changes); an event comes only when (state, tempo, needs) changes, so a rewrite of the tokens or the detail
-is not one. What the files said when the daemon started is only remembered: a live worker's
-session file lists it, and a job finished (or crashed) long ago must not come back as a row.
+The agent view's spare worker has a job folder with only tmp/ and no state.json: never an event.
+"rate limited — wait and retry" is StopFailure `rate_limit`, as the hook says it: the limit wall
+reads that, with the window and reset `detail` says for a subscription or a gateway ("You've hit
+your 5-hour limit · resets 10:37pm (UTC)", read as the hook's text is). Each folder is watched
+(inotify, no timer while nothing changes); an event comes only when (state, tempo, needs)
+changes, so a rewrite of the tokens or the detail is not one. What the files said when the
+daemon started is only remembered: a live worker's session file lists it, and a job finished (or
+crashed) long ago must not come back as a row.
 """
 
 from __future__ import annotations
