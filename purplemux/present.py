@@ -373,7 +373,7 @@ def _resume_actions(s: Session) -> tuple[str, ...]:
 def _resume_text(s: Session) -> str:
     """The row's word on resume at the reset (see SessionView.resume)."""
     r = s.resume
-    if r is None or s.limit is None or r.wall_at != s.limit.at:
+    if r is None or s.limit is None or not resume.for_wall(r, s.limit):
         return ""
     if r.state == "armed" and s.limit.resets_at is not None:
         return f"resumes after {clock_time(s.limit.resets_at, s.limit.at)}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from purplemux.model import ResumeAtReset, Session, State
+from purplemux.model import LimitWall, ResumeAtReset, Session, State
 
 DELAY = 60.0
 """Seconds after the limit's reset before typing: the reset time is the server's clock and
@@ -43,6 +43,16 @@ class Decision:
 NONE = Decision("none")
 
 
+def for_wall(r: ResumeAtReset | None, wall: LimitWall | None) -> bool:
+    """Whether the request is about this wall. A wall is named by when it began (`at`), but
+    the sources that say it (a job file, the hook, the transcript) land in any order, and an
+    event older than the last one folds the session again in time order: the wall then begins
+    at its earliest report, before the one the request was made against. A wall starts only
+    after its turn's prompt, so a request made at or after the wall's start is about it, and
+    one about an earlier wall (before that prompt) never is."""
+    return r is not None and wall is not None and wall.at <= r.wall_at
+
+
 def has_screen(s: Session) -> bool:
     """Somewhere to type: its tmux pane, or (a `claude --bg` session) its job, whose screen an
     attach window shows (attach.py)."""
@@ -52,7 +62,7 @@ def has_screen(s: Session) -> bool:
 def armed(s: Session) -> ResumeAtReset | None:
     """The session's request, when it is armed for the wall it sits at now."""
     r = s.resume
-    if r is None or r.state != "armed" or s.limit is None or r.wall_at != s.limit.at:
+    if r is None or r.state != "armed" or not for_wall(r, s.limit):
         return None
     return r
 
@@ -79,9 +89,9 @@ def refusal(s: Session) -> str | None:
     if s.state not in AT_REST:
         return f"the session is {s.state.value}, not stopped at its limit"
     r = s.resume
-    if r is not None and r.wall_at == s.limit.at and r.state == "typing":
+    if for_wall(r, s.limit) and r is not None and r.state == "typing":
         return "purplemux is typing the resume prompt now"
-    if r is not None and r.wall_at == s.limit.at and r.state == "typed":
+    if for_wall(r, s.limit) and r is not None and r.state == "typed":
         return "purplemux already typed the resume prompt at this reset"
     return None
 
@@ -91,7 +101,7 @@ def moved(s: Session, r: ResumeAtReset) -> str | None:
     runs or asks again, or Claude took the reset over."""
     if s.ended:
         return "the session ended"
-    if s.limit is None or s.limit.at != r.wall_at:
+    if not for_wall(r, s.limit):
         return "the session moved on from its limit"
     if s.limit.auto_resume_at is not None:
         return "Claude continues this session by itself"
@@ -128,7 +138,7 @@ def arm_by_setting(s: Session) -> bool:
     cancelled (or one already typed or skipped) is left alone."""
     if s.limit is None or refusal(s) is not None:
         return False
-    return s.resume is None or s.resume.wall_at != s.limit.at
+    return not for_wall(s.resume, s.limit)
 
 
 def next_due(sessions: list[Session]) -> float | None:

@@ -212,3 +212,16 @@ def test_two_input_boxes_or_none_are_not_read() -> None:
     assert read_input_box("just a shell prompt $").unreadable == "no input box on screen"
     below = "\n".join([rule, "\u276f ", rule, *["more"] * 8])
     assert read_input_box(below).unreadable == "the input box is not at the bottom of the screen"
+
+
+def test_a_wall_folded_again_from_an_earlier_report_keeps_its_request() -> None:
+    # Armed against the job file's report (at 100.5); the transcript's (at 100.0) landed
+    # later and the refold starts the wall there: still the same wall, still armed.
+    armed_late = replace(AT_WALL, resume=ResumeAtReset(100.5, "armed", "api", 101.0))
+    assert decide(armed_late, 10_000.0 + DELAY).what == "due"
+    # A request about the wall before the last prompt is never about the new one.
+    new_wall = replace(AT_WALL, limit=replace(WALL, at=300.0), state_since=300.0)
+    old = replace(new_wall, resume=ResumeAtReset(100.5, "cancelled", "api", 150.0))
+    assert arm_by_setting(old) is True
+    stale = replace(new_wall, resume=ResumeAtReset(100.5, "armed", "api", 150.0))
+    assert decide(stale, 10_000.0 + DELAY).reason == "the session moved on from its limit"

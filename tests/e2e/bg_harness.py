@@ -53,10 +53,12 @@ class BackgroundClaude:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     jobs: list[str] = field(default_factory=list)
     daemon_pids: set[int] = field(default_factory=set)
+    login: str = "apikey"
+    """How Claude is logged in (logins.py); the HOME must have been made for it."""
 
     @property
     def env(self) -> dict[str, str]:
-        return claude_env(self.home.home, self.base_url, extra=self.extra_env)
+        return claude_env(self.home.home, self.base_url, extra=self.extra_env, login=self.login)
 
     def run(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
         """``claude ARGS`` in this HOME, from the project folder."""
