@@ -101,7 +101,7 @@ def moved(s: Session, r: ResumeAtReset) -> str | None:
     runs or asks again, or Claude took the reset over."""
     if s.ended:
         return "the session ended"
-    if not for_wall(r, s.limit):
+    if s.limit is None or not for_wall(r, s.limit):
         return "the session moved on from its limit"
     if s.limit.auto_resume_at is not None:
         return "Claude continues this session by itself"
