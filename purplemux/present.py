@@ -229,6 +229,9 @@ class SessionView:
     offline: str = ""
     """A stale row's note ("laptop: host offline since"), the time after it from offline_since."""
     offline_since: float | None = None
+    account: str = ""
+    """The account's label on the row ("claude-work"), when the daemon watches several of this
+    agent's accounts; "" with one (every row would say the same)."""
 
     def to_json(self) -> dict[str, Any]:
         # Field by field (dataclasses.asdict deep-copies recursively: several times slower, and
@@ -242,9 +245,15 @@ class SessionView:
 _VIEW_FIELDS = tuple(f.name for f in fields(SessionView))
 
 
-def present(s: Session, origin: Origin = LOCAL, context_window: int | None = None) -> SessionView:
+def present(
+    s: Session,
+    origin: Origin = LOCAL,
+    context_window: int | None = None,
+    named_accounts: frozenset[str] = frozenset(),
+) -> SessionView:
     """The one view of a session (owned by `origin`'s host; `context_window`: the setting
-    PURPLEMUX_CONTEXT_WINDOW, None for the model table)."""
+    PURPLEMUX_CONTEXT_WINDOW, None for the model table; `named_accounts`: the agents whose
+    rows name their account, as several of theirs are watched)."""
     lk = LOOKS[s.state]
     name = session_facts.display_name(s.title, s.project, s.id)
     facts = session_facts.row_facts(_facts_input(s, name, context_window))
@@ -319,6 +328,7 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
         stale=origin.stale,
         offline=offline,
         offline_since=origin.offline_since if origin.stale else None,
+        account=(s.account or "") if s.agent in named_accounts else "",
     )
 
 

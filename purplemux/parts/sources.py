@@ -68,8 +68,16 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
         return event
     if (event.agent or (known.agent if known else "claude")) != "claude":
         return event
-    path = transcript_path(rt.settings.claude_dir, event.cwd, event.session_id)
+    path = transcript_path(_claude_dir(rt, event, known), event.cwd, event.session_id)
     return replace(event, transcript_path=str(path))
+
+
+def _claude_dir(rt: Runtime, event: Event, known: Session | None) -> Path:
+    """The config dir of the session's account (the event's, else the session's), else the
+    first."""
+    label = event.account or (known.account if known else None)
+    mine = rt.settings.accounts_of("claude")
+    return next((a.dir for a in mine if a.label == label), rt.settings.claude_dir)
 
 
 async def transcripts(rt: Runtime) -> None:
@@ -78,22 +86,19 @@ async def transcripts(rt: Runtime) -> None:
 
     A big Claude transcript is read tail first (state and last answer at once), its history
     summed in the background; how far each was read is stored, so a restart continues there."""
-    tailers = {
-        "claude": TranscriptTailer(root=rt.settings.claude_dir / "projects", stats=rt.transcripts)
-    }
-    if rt.settings.codex_dir is not None:
-        tailers["codex"] = TranscriptTailer(
-            root=rt.settings.codex_dir / "sessions",
-            stats=rt.transcripts,
-            reader=RolloutReader,
-            tail_first=False,  # every token_count repeats the totals: read straight through
-        )
+    tailers = _tailers(rt)
     stored = await rt.store.call(lambda s: s.load_transcript_offsets())
     for tailer in tailers.values():
         tailer.remember(dict(stored))
 
     def tailer_of(session: Session) -> TranscriptTailer | None:
-        return tailers.get(session.agent)
+        # The account whose dir holds the file, else the session's, else the agent's first.
+        path = session.transcript_path
+        label = rt.settings.account_of(session.agent, path) if path else None
+        for key in ((session.agent, label), (session.agent, session.account)):
+            if key in tailers:
+                return tailers[key]
+        return next((t for (agent, _), t in tailers.items() if agent == session.agent), None)
 
     def on_watch(session: Session, path: str | None) -> None:
         tailer = tailer_of(session)
@@ -116,7 +121,8 @@ async def transcripts(rt: Runtime) -> None:
         # The history summing and the offset saver are this part's own: in its TaskGroup, so
         # one that crashes ends the part (logged, restarted by the supervisor), never silently.
         async with asyncio.TaskGroup() as group:
-            for name, tailer in tailers.items():
+            for (agent, label), tailer in tailers.items():
+                name = f"{agent}-{label}"
                 group.create_task(tailer.backfill(), name=f"transcript-history-{name}")
                 group.create_task(_save_offsets(rt, tailer), name=f"transcript-offsets-{name}")
             # The events are followed in the group's body (a sub-task's crash cancels it, and
@@ -134,6 +140,25 @@ async def transcripts(rt: Runtime) -> None:
                     await asyncio.shield(rt.store.call(lambda s: s.save_transcript_offsets(rows)))
             except Exception:
                 log.exception("could not store the transcript offsets")
+
+
+def _tailers(rt: Runtime) -> dict[tuple[str, str], TranscriptTailer]:
+    """One tailer per account: Claude's under its config dir's projects/, Codex's rollouts
+    under its home's sessions/ (a tailer reads only files under its root)."""
+    out: dict[tuple[str, str], TranscriptTailer] = {}
+    for account in rt.settings.accounts:
+        if account.agent == "claude":
+            out[("claude", account.label)] = TranscriptTailer(
+                root=account.dir / "projects", stats=rt.transcripts
+            )
+        elif account.agent == "codex":
+            out[("codex", account.label)] = TranscriptTailer(
+                root=account.dir / "sessions",
+                stats=rt.transcripts,
+                reader=RolloutReader,
+                tail_first=False,  # every token_count repeats the totals: read straight through
+            )
+    return out
 
 
 async def _follow(rt: Runtime, tailer: TranscriptTailer) -> None:
@@ -271,8 +296,9 @@ async def codex_panes(rt: Runtime) -> None:
     the approval was answered. A safety-net look comes after CODEX_QUIET, doubling up to
     CODEX_QUIET_MAX while looks find nothing new; the process table is walked at least every
     CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
-    homes = [str(rt.settings.codex_dir)] if rt.settings.codex_dir else []
-    watcher = CodexPanes(homes)
+    mine = rt.settings.accounts_of("codex")
+    homes = [str(a.dir) for a in mine]
+    watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
     wake = asyncio.Event()
     walk_now = True
     settle_until = 0.0
@@ -429,7 +455,8 @@ async def recovery(rt: Runtime) -> None:
             someone.set()
 
     unsubscribe = rt.engine.subscribe(change=on_change)
-    projects = rt.settings.claude_dir / "projects"
+    projects = {a.label: a.dir / "projects" for a in rt.settings.accounts_of("claude")}
+    first = rt.settings.claude_dir / "projects"
     try:
         await asyncio.sleep(RECOVERY_GRACE)
         while True:
@@ -444,8 +471,10 @@ async def recovery(rt: Runtime) -> None:
                 and not (s.agent == "codex" and s.tmux is not None)
             ]
             for session in unknown:
+                # Read only under the session's own account's projects/.
+                root = projects.get(session.account or "", first)
                 event = await asyncio.to_thread(
-                    judge, session, files.get(session.id), time.time(), projects
+                    judge, session, files.get(session.id), time.time(), root
                 )
                 if event is not None:
                     rt.engine.post(event, live=False)
