@@ -297,13 +297,13 @@ def _accounts(agent: str, raw: str | None, default: Path, name: str) -> tuple[Ac
                 f"name it with label=path ({example})"
             )
         for other in out:
+            if other.dir == path:
+                raise ValueError(f"{name}: {path} is listed twice; list each folder once")
             if other.label == label:
                 raise ValueError(
                     f"{name}: two folders have the label {label!r} ({other.dir} and {path}); "
                     f"give each its own with label=path ({example})"
                 )
-            if other.dir == path:
-                raise ValueError(f"{name}: {path} is listed twice; list each folder once")
         out.append(Account(agent, label, path))
     if not out:
         raise ValueError(f"{name} lists no folder; unset it or list some ({example})")
