@@ -271,3 +271,45 @@ def test_with_one_claude_dir_rows_carry_the_account_but_show_no_chip(
         assert "ACCOUNT" not in d.cli("status", check=True).stdout
     finally:
         d.stop()
+
+
+# --- the hook route: the payload's transcript_path names the account ------------------------
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+
+
+def _recorded(path: Path) -> list[dict[str, object]]:
+    import json
+
+    return [json.loads(line)["payload"] for line in path.read_text().splitlines() if line]
+
+
+@pytest.mark.parametrize(
+    ("agent", "sample"),
+    [
+        ("claude", "claude-code-2.1.332/hooks-manual.jsonl"),
+        ("claude", "claude-code-2.1.332/hooks-auto.jsonl"),
+        ("codex", "codex-0.171.0/b_plain/hooks.jsonl"),
+        ("codex", "codex-0.171.0/c_approve/hooks.jsonl"),
+    ],
+)
+def test_every_recorded_hook_names_its_account_from_its_transcript_path(
+    agent: str, sample: str
+) -> None:
+    """The real payloads (2.1.332, Codex 0.171.0) all carry transcript_path: the hook script
+    sends nothing more, and the route names the account."""
+    from purplemux.sources.hooks import to_event
+
+    s = settings(
+        PURPLEMUX_CLAUDE_DIRS="personal=/home/me/.claude,work=/home/dev/.claude",
+        PURPLEMUX_CODEX_HOMES="/home/me/.codex-x,cx=/home/user/.codex",
+    )
+    payloads = _recorded(SAMPLES / sample)
+    assert payloads
+    headers = {"x-purplemux-agent": agent}
+    accounts = {to_event(p, headers, 0.0, s.account_of).account for p in payloads}
+    assert accounts == {"work" if agent == "claude" else "cx"}
+    # Outside every listed dir (or without the rule): no account, the row just shows none.
+    assert {to_event(p, headers, 0.0).account for p in payloads} == {None}
+    other = settings(PURPLEMUX_CLAUDE_DIRS="/elsewhere/.claude")
+    assert to_event(payloads[0], headers, 0.0, other.account_of).account is None
