@@ -641,7 +641,7 @@ class Store:
             {
                 "id": r[0],
                 "name": r[1],
-                "push_service": urlsplit(r[2]).hostname or "",
+                "push_service": _host(r[2]),
                 "added_at": r[3],
                 "last": None if r[4] is None else {"at": r[4], "result": r[5]},
                 "gone_at": r[6],
@@ -653,6 +653,14 @@ class Store:
         """The subscriptions and their logins, with the version they are of (see
         subscriptions_version)."""
         return self.subscriptions_version, self.owned_subscriptions()
+
+
+def _host(endpoint: str) -> str:
+    """An endpoint's host; "" for one urllib cannot split (kept from before it was checked)."""
+    try:
+        return urlsplit(endpoint).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:

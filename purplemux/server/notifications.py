@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -60,6 +61,8 @@ def _subscription(data: Any) -> dict[str, Any]:
         raise HTTPException(422, "subscription.endpoint must be an http(s) URL")
     if len(endpoint) > 2048:
         raise HTTPException(422, "subscription.endpoint is too long")
+    if not _push_host(endpoint):
+        raise HTTPException(422, "subscription.endpoint must name a push service host")
     if not isinstance(keys, dict) or not all(
         isinstance(keys.get(k), str) and 0 < len(keys[k]) <= 256 for k in ("p256dh", "auth")
     ):
@@ -67,6 +70,14 @@ def _subscription(data: Any) -> dict[str, Any]:
     if not all(_utf8(text) for text in (endpoint, keys["p256dh"], keys["auth"])):
         raise HTTPException(422, "subscription strings must be valid Unicode text")
     return {"endpoint": endpoint, "keys": {"p256dh": keys["p256dh"], "auth": keys["auth"]}}
+
+
+def _push_host(endpoint: str) -> str:
+    """The endpoint's host, or "" if it has none (a URL urllib cannot split, e.g. "https://[")."""
+    try:
+        return urlsplit(endpoint).hostname or ""
+    except ValueError:
+        return ""
 
 
 async def _of_live_logins(rt: Runtime, fn: Callable[[Store], _T]) -> _T:

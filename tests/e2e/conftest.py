@@ -31,6 +31,9 @@ For the real Codex CLI (codex_fixtures.py, imported here): ``codex_bin`` (sessio
 ``fake_responses``, ``codex_hook_log``, ``codex_hook_command``, ``codex_home``, ``codex_tmux``
 and ``start_codex(*args, cwd=None, env=None, wait_ready=True) -> CodexPane``.
 
+For Claude under each login (login_fixtures.py): ``start_login(login, *, env=None, args=())
+-> LoggedIn``, one HOME and tmux server per login, with hook and statusLine recorders.
+
 For the browser tests (``-m browser``):
 
 - ``chromium`` (module): the system Chromium, launched through Playwright's sync API.
@@ -83,6 +86,7 @@ from .harness import (
     record_timing,
     wait_until,
 )
+from .login_fixtures import start_login  # noqa: F401 - a fixture, found by name
 from .versions import VERSIONS, Profile, profile
 
 

@@ -21,7 +21,14 @@ anything else             text "Hello from the fake model.", ``end_turn``
 ``TOOL:<base64 json>``    ``tool_use`` of ``{"name": ..., "input": {...}}`` (URL-safe base64 of
                           that JSON, see :func:`tool_prompt`): any tool with any input, e.g. a
                           hostile multi-line command; then "Done."
+``LIMIT:plain``           429 ``rate_limit_error`` (no unified headers)
+``LIMIT:5h`` / ``7d``     429 plus the unified headers of a subscription at its 5-hour / weekly
+                          limit (fake_limits.py); 200 once ``limits.ok_after`` has come
 ========================  =====================================================================
+
+Usage limits: :attr:`FakeAnthropicAPI.limits` (a :class:`fake_limits.LimitControl`, read per
+request) adds rate-limit headers to every 200 and sets the LIMIT answers' ``retry-after``,
+reset time and ``ok_after``; fake_limits.py's docstring has the details.
 
 "The last user text" is the text that follows the last ``tool_result`` in the last user
 message (Claude merges "[Request interrupted ...]" markers, tool results and the next prompt
@@ -49,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from .fake_limits import LimitControl
 from .fake_server import FakeHandler, FakeServer
 
 PLAIN_ANSWER = "Hello from the fake model."
@@ -490,6 +498,10 @@ class _Handler(FakeHandler):
         script, text = script_for(body)
         kind = "main" if _tool_names(body) else "side"
         model = str(body.get("model") or "claude-fake")
+        now = time.time()
+        if kind == "main" and self._limit_wall(body, text, now):
+            return
+        extra = self.api.limits.ok_headers(now)
         if script.error_status is not None:
             self._record(body, script.error_status, kind, text)
             should_retry = self.api.error_should_retry
@@ -511,10 +523,22 @@ class _Handler(FakeHandler):
             return
         if not body.get("stream"):
             self._send_json(
-                200, _message(model, script.blocks, script.stop_reason, script.input_tokens)
+                200, _message(model, script.blocks, script.stop_reason, script.input_tokens), extra
             )
             return
-        self._send_sse(_request_id(), sse_events(model, script))
+        self._send_sse({**_request_id(), **extra}, sse_events(model, script))
+
+    def _limit_wall(self, body: dict[str, Any], text: str | None, now: float) -> bool:
+        """Answer a LIMIT prompt with its 429 (fake_limits.py); False when it is not one."""
+        _, tool_done = last_user_turn(body)
+        rejection = None if tool_done else self.api.limits.rejection(text, now)
+        if rejection is None:
+            return False
+        message, headers = rejection
+        self._record(body, 429, "main", text)
+        error = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+        self._send_json(429, error, headers)
+        return True
 
 
 class FakeAnthropicAPI(FakeServer[RecordedRequest]):
@@ -533,6 +557,8 @@ class FakeAnthropicAPI(FakeServer[RecordedRequest]):
         #: retries with backoff, True forces them, None leaves the SDK's own rule (it retries
         #: 408, 409, 429 and 5xx).
         self.error_should_retry = error_should_retry
+        #: Usage limits (fake_limits.py): headers on every 200, the LIMIT answers' details.
+        self.limits = LimitControl()
 
     @property
     def base_url(self) -> str:

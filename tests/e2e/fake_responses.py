@@ -50,6 +50,12 @@ afterwards; the generated title does not replace it (see test_codex_harness.py).
 
 Rate limits can also be set for every answer with :attr:`FakeResponsesAPI.rate_limits`.
 
+**Usage limits** (fake_codex_limits.py, which has the details): ``LIMIT:5h`` / ``LIMIT:7d``
+(429 ``usage_limit_reached`` with that window at 100 % in the headers), ``LIMIT:plain`` (429
+``rate_limit_exceeded``, no headers); :attr:`FakeResponsesAPI.limits` (read per request) adds
+the window headers to every answer, rejects every turn (``reject``), and lets LIMIT prompts
+through from ``ok_after`` on.
+
 Every request is recorded (:attr:`FakeResponsesAPI.requests`): path, last user text, whether a
 tool output followed it, the tools offered and the input item types.
 """
@@ -65,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from .fake_codex_limits import CodexLimitControl
 from .fake_server import FakeHandler, FakeServer
 
 PLAIN_ANSWER = "Hello from the fake model."
@@ -481,9 +488,17 @@ class _Handler(FakeHandler):
 
     def _responses(self, body: dict[str, Any]) -> None:
         turn = read_turn(body)
-        script = script_for(turn)
         kind = "title" if turn.is_title else "turn"
-        headers = dict(script.headers)
+        now = time.time()
+        limits = self.api.limits
+        rejection = None if kind != "turn" or turn.after_tool else limits.rejection(turn.text, now)
+        if rejection is not None:
+            payload, limit_headers = rejection
+            self._record(body, 429, kind, turn)
+            self._send_json(429, payload, limit_headers)
+            return
+        script = script_for(turn)
+        headers = dict(script.headers) or limits.ok_headers(now)
         if self.api.rate_limits is not None and not headers:
             headers = rate_limit_headers(*self.api.rate_limits)
         if script.error_status is not None:
@@ -509,6 +524,8 @@ class FakeResponsesAPI(FakeServer[RecordedRequest]):
         super().__init__(_Handler, host, port)
         #: (primary %, secondary %) sent as rate-limit headers on every answer, or None.
         self.rate_limits: tuple[float, float] | None = None
+        #: Usage limits (fake_codex_limits.py): window headers, LIMIT answers, ``reject``.
+        self.limits = CodexLimitControl()
 
     @property
     def base_url(self) -> str:

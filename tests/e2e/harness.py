@@ -6,6 +6,8 @@ The pieces:
 - :func:`make_claude_home` writes a throw-away ``HOME`` that skips every first-run screen, and
   :func:`hooks_settings` / :func:`write_user_settings` register one command for every hook event.
 - :class:`HookLog` reads what ``record_hook.sh`` wrote and waits for events.
+- ``make_claude_home(..., login=...)`` and ``claude_env(..., login=...)`` set up one of the
+  three logins (logins.py); ``statusline_command=`` sets a user statusLine command.
 - :class:`TmuxClaude` runs ``claude`` in a 160x50 pane of a private tmux server and drives it
   (type, press keys, read and wait for the screen).
 
@@ -31,11 +33,12 @@ from typing import Any, TypeVar
 
 from purplemux.agents.claude.install import HOOK_EVENTS
 
+from .logins import FAKE_API_KEY, login_variables, write_login_files
+
 CLAUDE_VERSION = "2.1.197"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "install-claude.sh"
 RECORD_HOOK = Path(__file__).resolve().parent / "record_hook.sh"
-FAKE_API_KEY = "sk-ant-fake"
 
 #: Every hook event the daemon registers for (the installer's list); all get the same command.
 #: Events whose hook entries take a tool-name matcher ("*" = every tool).
@@ -249,17 +252,32 @@ def make_claude_home(
     project_name: str = "proj",
     api_key: str = FAKE_API_KEY,
     extra_settings: Mapping[str, Any] | None = None,
+    login: str = "apikey",
+    statusline_command: str | None = None,
 ) -> ClaudeHome:
     """Create ``root/home`` (with .claude.json and .claude/settings.json) and
-    ``root/home/<project_name>``; register ``hook_command`` for every event when given."""
+    ``root/home/<project_name>``; register ``hook_command`` for every event when given.
+
+    ``login`` ("apikey", "gateway", "subscription"; logins.py) adds that login's files; start
+    Claude with the same ``login`` (``claude_env`` / ``TmuxClaude(login=...)``).
+    ``statusline_command`` becomes the user's ``statusLine`` command in settings.json."""
     home = root / "home"
     project = home / project_name
     project.mkdir(parents=True, exist_ok=True)
     claude_home = ClaudeHome(home=home, project=project)
     (home / ".claude.json").write_text(json.dumps(claude_json([project], api_key), indent=2))
     claude_home.config_dir.mkdir(exist_ok=True)
-    write_user_settings(claude_home, hook_command, extra_settings)
+    write_login_files(home, login)
+    settings = dict(extra_settings or {})
+    if statusline_command is not None:
+        settings.update(statusline_settings(statusline_command))
+    write_user_settings(claude_home, hook_command, settings)
     return claude_home
+
+
+def statusline_settings(command: str) -> dict[str, Any]:
+    """The settings.json block of a user's own statusLine command."""
+    return {"statusLine": {"type": "command", "command": command}}
 
 
 def write_user_settings(
@@ -485,16 +503,18 @@ def claude_env(
     *,
     api_key: str = FAKE_API_KEY,
     extra: Mapping[str, str] | None = None,
+    login: str = "apikey",
 ) -> dict[str, str]:
     """The environment for the tmux server and Claude: the outer one without any
-    Anthropic/Claude/tmux variables, plus the offline set-up from claude-code.md."""
+    Anthropic/Claude/tmux variables, plus the offline set-up from claude-code.md and the
+    variables of ``login`` (logins.py: only "apikey" sets ``ANTHROPIC_API_KEY``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB_PREFIXES)}
     env.pop("PYTEST_CURRENT_TEST", None)
     env.update(
         {
             "HOME": str(home),
             "ANTHROPIC_BASE_URL": base_url,
-            "ANTHROPIC_API_KEY": api_key,
+            **login_variables(login, api_key),
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "LANG": env.get("LANG") or "C.UTF-8",
@@ -523,14 +543,16 @@ class TmuxClaude:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         socket_name: str | None = None,
+        login: str = "apikey",
     ) -> None:
         self.claude_bin = claude_bin
+        self.login = login
         self.home = home
         self.cwd = cwd or home.project
         self.args = list(args)
         self.socket_name = socket_name or f"purplemux-e2e-{secrets.token_hex(4)}"
         self.session_name = "claude"
-        self.env = claude_env(home.home, base_url, extra=env)
+        self.env = claude_env(home.home, base_url, extra=env, login=login)
         self._pane_id: str | None = None
         self._pane_pid: int | None = None
         self.started_at: float | None = None

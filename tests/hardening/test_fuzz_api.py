@@ -300,3 +300,18 @@ def test_push_subscription_with_a_lone_surrogate_is_422(
     for method in ("POST", "DELETE"):
         r = api.request(method, "/api/push/subscriptions", content=json.dumps(sub))
         assert r.status_code in (404, 422), (method, r.text)
+
+
+@pytest.mark.parametrize("endpoint", ["https://[", "https://", "https://[::1/x", "http:///x"])
+def test_push_subscription_without_a_host_is_422_and_the_devices_list_still_answers(
+    api: TestClient, no_errors: ErrorLog, endpoint: str
+) -> None:
+    # Found by schemathesis: "https://[" was stored, then GET /api/push/subscriptions raised
+    # "Invalid IPv6 URL" splitting it for the devices view.
+    sub = {"endpoint": endpoint, "keys": {"p256dh": "k", "auth": "a"}}
+    r = api.post("/api/push/subscriptions", content=json.dumps(sub))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"] == "subscription.endpoint must name a push service host"
+    devices = api.get("/api/push/subscriptions")
+    assert devices.status_code == 200, devices.text
+    assert all(d["push_service"] for d in devices.json()["devices"])
