@@ -120,7 +120,10 @@ class Settings:
         text = os.path.normpath(os.path.abspath(os.path.expanduser(str(path))))
         found = _holder(text, [(os.path.normpath(os.path.abspath(a.dir)), a) for a in mine])
         if found is None:  # a link on either side: compare where they really are
-            real = os.path.realpath(text)
+            try:
+                real = os.path.realpath(text)
+            except (ValueError, OSError):  # a NUL, a lone surrogate: no file of any account
+                return None
             found = _holder(real, [(os.path.realpath(a.dir), a) for a in mine])
         return found.label if found else None
 

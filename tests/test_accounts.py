@@ -111,6 +111,8 @@ def test_account_of_names_the_account_whose_dir_holds_the_path(tmp_path: Path) -
     assert s.account_of("claude", f"{tmp_path}/.claude-workshop/x.jsonl") is None  # a prefix
     assert s.account_of("claude", "/elsewhere/x.jsonl") is None
     assert s.account_of("claude", None) is None
+    for odd in ("/x/\0/a.jsonl", "/x/\ud800.jsonl"):  # what a hostile payload may carry
+        assert s.account_of("claude", odd) is None
     # Codex's rollouts are under its home; an agent's path never names another agent's account.
     rollout = tmp_path / "codex" / "sessions" / "2026" / "rollout-1.jsonl"
     assert s.account_of("codex", rollout) == "cx"
