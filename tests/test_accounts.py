@@ -315,3 +315,28 @@ def test_every_recorded_hook_names_its_account_from_its_transcript_path(
     assert {to_event(p, headers, 0.0).account for p in payloads} == {None}
     other = settings(PURPLEMUX_CLAUDE_DIRS="/elsewhere/.claude")
     assert to_event(payloads[0], headers, 0.0, other.account_of).account is None
+
+
+def test_a_hook_spooled_while_the_daemon_was_down_keeps_its_account(tmp_path: Path) -> None:
+    work, personal = tmp_path / ".claude-work", tmp_path / "me" / ".claude"
+    env = {"PURPLEMUX_CLAUDE_DIRS": f"{work},personal={personal}"}
+    d = Daemon(home=tmp_path / "pmx", claude_dir=work, env_extra=env).start()
+    d.stop()
+    sid = str(uuid.uuid4())
+    run_hook(
+        d.home,
+        {
+            "session_id": sid,
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": "/w/spooled",
+            "transcript_path": str(personal / "projects" / "-w-spooled" / f"{sid}.jsonl"),
+            "prompt": "while you were out",
+        },
+    )
+    wait_for(lambda: list((d.home / "spool").glob("*.spool")))  # (the script spools behind)
+    again = Daemon(home=d.home, claude_dir=work, port=d.port, env_extra=env).start()
+    try:
+        s = wait_for(lambda: _where(again, sid, state="busy"), timeout=15)
+        assert s["account"] == "personal" and s["view"]["account"] == "personal"
+    finally:
+        again.stop()
