@@ -38,6 +38,8 @@ ChangeListener = Callable[[Session], None]
 """Called with each session that changed, after it is stored (tmux pane options, ...)."""
 RemoveListener = Callable[[str], None]
 """Called with the id of a session that left the list (the broker tells other hosts)."""
+LimitsListener = Callable[[Session, ev.TranscriptFacts], None]
+"""Called with each applied transcript event that carries the agent's usage limits (Codex)."""
 Unsubscribe = Callable[[], None]
 """Ends a subscription (engine.subscribe); calling it again does nothing."""
 
@@ -126,6 +128,9 @@ class Engine:
         history: they move the badge but never notify."""
         self.entries = LiveEntries(self.live_since)
         """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
+        self.limits_listener: LimitsListener | None = None
+        """Told of each stored transcript event with the agent's usage limits (the daemon's
+        purplemux.limit_keeper; one, for the daemon's life, so not a part's subscription)."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -386,6 +391,8 @@ class Engine:
                     self._call("watch", self.sessions[session.id], path)
             if e.kind is Kind.SESSION_START or any(isinstance(x, Unwatch) for x in effects):
                 self._supersede(self.sessions[session.id])
+            if isinstance(e, ev.TranscriptFacts) and e.rate_limits is not None:
+                self._limits(self.sessions[session.id], e)
         # What changed together goes out together: one message per batch to every client.
         updates: list[dict[str, Any]] = []
         removed: list[str] = []
@@ -441,6 +448,14 @@ class Engine:
                 listener(*args)
             except Exception:
                 log.exception("an engine listener failed")
+
+    def _limits(self, session: Session, event: ev.TranscriptFacts) -> None:
+        if self.limits_listener is None:
+            return
+        try:
+            self.limits_listener(session, event)
+        except Exception:
+            log.exception("the usage-limit listener failed")
 
     def _schedule_tick(self, session_id: str, at: float) -> None:
         key = (session_id, at)

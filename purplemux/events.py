@@ -48,6 +48,7 @@ class Kind(StrEnum):
     SUPERSEDED = "superseded"  # the daemon: another session now runs in this ended one's pane
     OTHER = "other"  # any other hook (PostToolBatch, MessageDisplay, ...): no state change
     ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
+    LIMIT = "limit"  # a usage limit stopped the session: its window, reset, Claude's own resume
 
 
 class Source(StrEnum):
@@ -114,6 +115,9 @@ class Prompt(Event):
     prompt: str = ""
     task_done: str | None = None
     """The background task whose end woke Claude (a `<task-notification>` turn), if any."""
+    by_agent: bool = False
+    """Typed by the agent itself, not the user (Claude's auto-continuation after a limit reset):
+    it starts a turn, but it is not the user's prompt."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -189,6 +193,15 @@ class StopFailure(Event):
     error: str = "error"
     last_message: str | None = None
     error_kind: str | None = None
+    limit_hit: bool = False
+    """The turn failed on a usage limit (Claude's `rate_limit`, Codex's 429): the wall."""
+    limit_window: str | None = None
+    """Which limit ("five_hour", "seven_day"), when the source can tell."""
+    limit_resets_at: float | None = None
+    """When it resets (unix s), when the source can tell."""
+    limit_exact: bool = False
+    """The reset is the agent's own number (a transcript's quotaLimits), not a minute read back
+    from text (a hook's message): an exact one is never overwritten by a read-back one."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -310,6 +323,22 @@ class Other(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Limit(Event):
+    """A usage limit stopped the session, or Claude changed what it will do about it.
+
+    What sources say beside the failure itself: Claude's transcript "Usage limit reached · set to
+    continue automatically at 10:40pm" (`auto_resume_at`), "Automatic continue cancelled"
+    (`auto_resume_cancelled`), a background job's `blocked` with "rate limited — wait and retry"
+    (no time: the wall alone). None means "not said here": the wall keeps what it knew."""
+
+    kind: ClassVar[Kind] = Kind.LIMIT
+    window: str | None = None
+    resets_at: float | None = None
+    auto_resume_at: float | None = None
+    auto_resume_cancelled: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Answer(Event):
     """Keys purplemux typed into a prompt for the user: who asked (`by`: page, push, cli, api),
     which prompt, and what was chosen (an option's label, free text, or cancel)."""
@@ -354,6 +383,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Superseded,
         Other,
         Answer,
+        Limit,
     )
 }
 
@@ -410,6 +440,8 @@ TEXT_CAPS: dict[str, int] = {
     "cost_source": 20,
     "agent_id": 200,
     "agent_type": 100,
+    "limit_window": 40,
+    "window": 40,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

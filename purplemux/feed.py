@@ -9,7 +9,9 @@ clock when it was sent: a client far behind it resyncs). First `{"type": "snapsh
 (what changed together: the engine's batch, each session once, in its newest state; an id is never
 in both lists; `list` is the board after it, with `layout` only when the layout changed) and
 `{"type": "broker", "seq", "at", "broker", "badge"}` (`badge`: listing.BrokerBadge). With a broker
-the snapshot also has `broker` and `badge`. Protocol 2 had no `at` and no `list`; protocol 1 sent
+the snapshot also has `broker` and `badge`. `{"type": "limits", "seq", "at", "limits": [...]}`:
+every account's usage-limit reading (purplemux.limit_keeper) after one changed; the snapshot
+carries the same list as `limits`. Protocol 2 had no `at` and no `list`; protocol 1 sent
 one `session` or `removed` message per change.
 
 What a message costs with many clients (issue 27): it is encoded once (orjson) and, for a client
@@ -131,6 +133,8 @@ class Feed:
         self.subscribers: set[Subscriber] = set()
         self.snapshot_extra: Callable[[], dict[str, Any]] | None = None
         """More for the snapshot message (the broker's state, with several hosts)."""
+        self.snapshot_limits: Callable[[], list[dict[str, Any]]] | None = None
+        """The usage-limit readings per account for the snapshot's `limits` (limit_keeper)."""
         self._changed: dict[str, dict[str, Any]] = {}
         self._removed: dict[str, None] = {}
         """What was published since the last message: sent together at the end of the loop's
@@ -160,6 +164,8 @@ class Feed:
         }
         if self._board is not None:
             message["list"] = self._board().to_json()
+        if self.snapshot_limits is not None:
+            message["limits"] = self.snapshot_limits()
         if self.snapshot_extra is not None:
             message.update(self.snapshot_extra())
         return sub, message

@@ -32,6 +32,8 @@ class Follower:
     listing: dict[str, Any] | None = None
     """The dashboard's list (purplemux.listing.Board as JSON), its layout kept across messages."""
     badge: dict[str, Any] | None = None
+    limits: list[dict[str, Any]] = field(default_factory=list)
+    """The usage-limit readings per account (the snapshot's `limits`, then `limits` messages)."""
     seq: int | None = None
     protocol: int | None = None
 
@@ -54,6 +56,10 @@ class Follower:
             self.listing = msg.get("list") if isinstance(msg.get("list"), dict) else None
             if isinstance(msg.get("badge"), dict):
                 self.badge = msg["badge"]
+            limits = msg.get("limits")
+            self.limits = (
+                [r for r in limits if isinstance(r, dict)] if isinstance(limits, list) else []
+            )
             return Step.CHANGED
         if self.seq is None or seq <= self.seq:
             return Step.SAME
@@ -67,6 +73,9 @@ class Follower:
             if isinstance(msg.get("list"), dict):
                 layout = (self.listing or {}).get("layout")
                 self.listing = {"layout": layout, **msg["list"]}
+            return Step.CHANGED
+        if kind == "limits" and isinstance(msg.get("limits"), list):
+            self.limits = [r for r in msg["limits"] if isinstance(r, dict)]
             return Step.CHANGED
         if kind == "broker" and isinstance(msg.get("badge"), dict):
             self.badge = msg["badge"]

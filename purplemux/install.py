@@ -17,6 +17,7 @@ from purplemux import hookfiles, paths
 from purplemux.settings import Settings
 
 AGENTS = ("claude", "codex")
+STATUSLINE_NAME = "statusline.sh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +65,23 @@ def targets(
 
 
 def install_script(home: Path) -> Path:
-    """Copy the packaged hook script to home/status-hook.sh (mode 0755) and return its path."""
+    """Copy the packaged hook script to home/status-hook.sh (mode 0755), and the statusLine
+    wrapper next to it (statusline.sh); return the hook script's path."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _copy(paths.statusline_script(), home / STATUSLINE_NAME)
     target = home / hookfiles.SCRIPT_NAME
-    data = paths.hook_script().read_bytes()
+    _copy(paths.hook_script(), target)
+    return target
+
+
+def statusline_script(home: Path) -> Path:
+    """Where install_script put the statusLine wrapper."""
+    return home / STATUSLINE_NAME
+
+
+def _copy(source: Path, target: Path) -> None:
+    data = source.read_bytes()
     with contextlib.suppress(OSError):
         if target.read_bytes() == data and stat.S_IMODE(target.stat().st_mode) == 0o755:
-            return target
+            return
     hookfiles.write_atomic(target, data, 0o755)
-    return target

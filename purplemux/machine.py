@@ -29,6 +29,7 @@ from purplemux.model import (
     ATTENTION_STATES,
     BackgroundTask,
     LastEvent,
+    LimitWall,
     PendingTool,
     Session,
     State,
@@ -40,6 +41,10 @@ IDLE_GRACE = 0.35
 
 RECENT_TOOLS = 8
 """How many recent PreToolUse calls are remembered to pair a PermissionRequest with its id."""
+
+RATE_LIMIT = "rate_limit"
+"""A failure's kind that is a usage limit whoever reports it (Claude's StopFailure `error`, a
+background job's "rate limited" need): the wall, even from a source that sets no limit_hit."""
 
 MAX_TASKS = 32
 """Background tasks kept per session (a runaway loop must not grow the record without end)."""
@@ -182,6 +187,13 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
     Kind.OTHER: _row(stay("logged, no state meaning (PostToolBatch, MessageDisplay after Stop)")),
     # What answered the prompt is Claude's next hook (PostToolUse, Stop) or its session file.
     Kind.ANSWER: _row(stay("audit only")),
+    # A wall ends the turn like its failure does (a background job's `blocked` may come first).
+    Kind.LIMIT: _row(
+        stay("the turn already ended: fills the wall only"),
+        busy=go(REVIEW),
+        needs_input=go(REVIEW),
+        unknown=go(REVIEW),
+    ),
 }
 
 # --- guards ------------------------------------------------------------------------------------
@@ -229,8 +241,10 @@ GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
 FieldRule: TypeAlias = Callable[[Session, Any, dict[str, Any]], None]
 """(session, event, changes) -> None: adds the fields the event sets to `changes`."""
 
-_TURN_STARTS = dict(ended=False, compacting=False, error=None, error_kind=None, retries=0)
-"""What a new session or a new prompt clears: the last turn's end, error and retries."""
+_TURN_STARTS = dict(
+    ended=False, compacting=False, error=None, error_kind=None, retries=0, limit=None
+)
+"""What a new session or a new prompt clears: the last turn's end, error, retries and wall."""
 
 
 def _cwd(s: Session, e: Event, changes: dict[str, Any]) -> None:
@@ -355,12 +369,35 @@ def _stop(s: Session, e: ev.Stop, changes: dict[str, Any]) -> None:
 
 
 def _stop_failure(s: Session, e: ev.StopFailure, changes: dict[str, Any]) -> None:
-    """The turn ended on an error: the error, and its last words."""
+    """The turn ended on an error: the error, and its last words; on a usage limit, the wall."""
     changes.update(current_tool=None, error=e.error, retries=0)
     if e.error_kind:
         changes["error_kind"] = e.error_kind
     if e.last_message:
         changes["snippet"] = e.last_message[:200]
+    if e.limit_hit or e.error_kind == RATE_LIMIT:
+        wall = s.limit or LimitWall(at=e.at)
+        if e.limit_window:
+            wall = replace(wall, window=e.limit_window)
+        # A transcript's quotaLimits is to the second; a hook's text to the minute: the text
+        # fills a wall the transcript has not reached yet and never overwrites its number.
+        if e.limit_resets_at is not None and (e.limit_exact or wall.resets_at is None):
+            wall = replace(wall, resets_at=e.limit_resets_at)
+        changes["limit"] = wall
+
+
+def _limit(s: Session, e: ev.Limit, changes: dict[str, Any]) -> None:
+    """What the agent says of its wall: the window, the reset, whether it resumes by itself."""
+    wall = s.limit or LimitWall(at=e.at)
+    if e.window:
+        wall = replace(wall, window=e.window)
+    if e.resets_at is not None:
+        wall = replace(wall, resets_at=e.resets_at)
+    if e.auto_resume_at is not None:
+        wall = replace(wall, auto_resume_at=e.auto_resume_at)
+    if e.auto_resume_cancelled:
+        wall = replace(wall, auto_resume_at=None)
+    changes["limit"] = wall
 
 
 def _compact_start(s: Session, e: ev.CompactStart, changes: dict[str, Any]) -> None:
@@ -402,7 +439,13 @@ def _subagent(s: Session, e: ev.Subagent, changes: dict[str, Any]) -> None:
 def _ended(s: Session, e: Event, changes: dict[str, Any]) -> None:
     """The session ended (SessionEnd) or its process is gone: nothing runs any more."""
     changes.update(
-        ended=True, alive=False, current_tool=None, compacting=False, retries=0, background_tasks=()
+        ended=True,
+        alive=False,
+        current_tool=None,
+        compacting=False,
+        retries=0,
+        background_tasks=(),
+        limit=None,
     )
 
 
@@ -483,6 +526,7 @@ FIELD_RULES: Mapping[Kind, FieldRule] = {
     Kind.PROCESS_GONE: _ended,
     Kind.PROCESS_SEEN: _process_seen,
     Kind.TRANSCRIPT: _transcript,
+    Kind.LIMIT: _limit,
 }
 """The rule of each event kind that sets fields of its own (a kind not listed sets none)."""
 

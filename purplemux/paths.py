@@ -21,6 +21,11 @@ def hook_script() -> Path:
     return _shipped("hooks/status-hook.sh")
 
 
+def statusline_script() -> Path:
+    """The statusLine wrapper that install-hooks copies next to the hook script."""
+    return _shipped("hooks/statusline.sh")
+
+
 def web_dir() -> Path:
     """The folder holding the dashboard's templates/ and static/."""
     return _shipped("web")

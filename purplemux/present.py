@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from datetime import tzinfo
 from typing import Any
 
-from purplemux import session_facts
-from purplemux.model import AGENT_LABELS, Session, State
+from purplemux import session_facts, timefmt
+from purplemux.model import AGENT_LABELS, LimitWall, Session, State
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +216,13 @@ class SessionView:
     """"$0.60", or "" before any cost is known."""
     retrying: str
     """"retrying (3)" while Claude retries a failing API call (busy only)."""
+    wall: str
+    """A session stopped by a usage limit: "limit hit · resets" (the time is `wall_at`),
+    "continues at" (Claude resumes by itself at `wall_at`), "limit hit" (no time known), or ""."""
+    wall_at: float | None
+    """The time after `wall` (unix s): each surface writes it in its reader's local time."""
+    wall_window: str
+    """Which limit: "5-hour limit", "weekly limit", or "" (a plain 429: not said)."""
     tasks: str
     """"1 task still running", or on a review "finished · 1 task still running"."""
     facts: str
@@ -261,6 +269,9 @@ def present(
     percent = ctx["percent"] if ctx else None
     pane = s.tmux.pane if s.tmux and s.tmux.pane else ""
     kind, prefix, text = _detail(s, lk)
+    wall, wall_at = _wall(s.limit)
+    if wall:  # the wall is what the row says; its time here in this machine's local time
+        kind, prefix, text = "limit", "", wall_text(wall, wall_at, s.limit.at if s.limit else 0)
     error = s.error or ""
     group, window = _place(s)
     host_order = ""
@@ -315,6 +326,9 @@ def present(
         ),
         cost=facts["cost"],
         retrying=facts["retrying"],
+        wall=wall,
+        wall_at=wall_at,
+        wall_window=WALL_WINDOWS.get(s.limit.window or "", "") if s.limit else "",
         tasks=facts["review"] if facts["review"] and facts["tasks"] else facts["tasks"],
         facts=session_facts.facts_line(_facts_input(s, name, context_window)),
         group=group,
@@ -370,8 +384,41 @@ def _facts_input(s: Session, name: str, window: int | None) -> dict[str, Any]:
     }
 
 
+WALL_WINDOWS = {
+    "five_hour": "5-hour limit",
+    "seven_day": "weekly limit",
+    "seven_day_opus": "weekly Opus limit",
+    "seven_day_sonnet": "weekly Sonnet limit",
+}
+LIMIT_HIT = "limit hit"
+RESETS = "limit hit · resets"
+CONTINUES = "continues at"
+
+
+def _wall(limit: LimitWall | None) -> tuple[str, float | None]:
+    """The wall's words and their time: Claude's own resume first (nothing to do but wait),
+    else the reset, else the bare wall."""
+    if limit is None:
+        return "", None
+    if limit.auto_resume_at is not None:
+        return CONTINUES, limit.auto_resume_at
+    if limit.resets_at is not None:
+        return RESETS, limit.resets_at
+    return LIMIT_HIT, None
+
+
+def wall_text(wall: str, at: float | None, now: float, zone: tzinfo | None = None) -> str:
+    """ "limit hit · resets 22:32" ("Dec 4 20:36" when not on `now`'s day), in `zone` (None:
+    this machine's local time); the page's script writes the same in the viewer's time."""
+    if not wall or at is None:
+        return wall
+    return f"{wall} {timefmt.wall_clock(at, now, zone)}"
+
+
 def _reason(s: Session, error: str, prefix: str, text: str, lk: Look) -> str:
     """The row's line as one sentence, or the failure (and why, from StopFailure's kind)."""
+    if s.limit is not None:
+        return text
     if error:
         why = session_facts.failure_reason(s.error_kind)
         return f"{FAILED} ({why}): {error}" if why else f"{FAILED}: {error}"
@@ -421,6 +468,9 @@ def _headline(s: Session, name: str, lk: Look) -> str:
         need, detail = _need(s)
         return f"{name} · {NEEDS[need]}: {detail}" if detail else f"{name} · {NEEDS[need]}"
     if s.state is State.REVIEW:
+        if s.limit is not None:  # "api-server · limit hit · resets 22:32"
+            wall, at = _wall(s.limit)
+            return f"{name} · {wall_text(wall, at, s.limit.at)}"
         if s.error:
             why = session_facts.failure_reason(s.error_kind)
             return f"{name} · failed ({why}): {s.error}" if why else f"{name} · failed: {s.error}"

@@ -12,6 +12,7 @@ from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.history import Ledger
+from purplemux.limit_keeper import LimitKeeper
 from purplemux.logins import FILE as LOGINS_FILE
 from purplemux.logins import Logins
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
@@ -87,9 +88,12 @@ class Runtime:
     actions: Actions = field(init=False)
     """What a person can do to a session (screen, answer, focus, dismiss), relayed to the
     owning host through the broker when another host has it."""
+    limits: LimitKeeper = field(init=False)
+    """The usage-limit readings per account (statusLine input, Codex rollouts)."""
 
     def __post_init__(self) -> None:
         self.actions = Actions(self.engine, self.desk, self.settings, relay=lambda: self.broker)
+        self.limits = LimitKeeper(self.settings, self.store, self.engine)
 
     @property
     def session_files(self) -> SessionFiles | SessionFileWatcher:

@@ -26,7 +26,7 @@ READER_WAIT = 0.1
 """Seconds the event loop's read-only connection waits for a lock before the store thread is
 asked instead."""
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -106,6 +106,17 @@ MIGRATIONS: dict[int, str] = {
     ALTER TABLE push_subscriptions ADD COLUMN gone_at REAL;
     UPDATE push_subscriptions SET id = lower(hex(randomblob(6))) WHERE id IS NULL;
     CREATE UNIQUE INDEX push_subscriptions_by_id ON push_subscriptions (id);
+    """,
+    # The newest usage-limit reading per account (purplemux.limits.Reading.to_record), so the
+    # header's gauges survive a restart: a reading comes only when the agent next reports.
+    7: """
+    CREATE TABLE limits (
+        agent TEXT NOT NULL,
+        account TEXT NOT NULL,
+        reading TEXT NOT NULL,
+        at REAL NOT NULL,
+        PRIMARY KEY (agent, account)
+    );
     """,
 }
 """Each step runs once, in order, keyed by PRAGMA user_version. The usage table keeps, per
@@ -262,6 +273,24 @@ class Store:
             except (ValueError, KeyError, TypeError):
                 continue  # a record from an incompatible version: the sources rebuild it
         return out
+
+    def load_limits(self) -> list[dict[str, Any]]:
+        """Every stored usage-limit reading (purplemux.limits.Reading records)."""
+        out = []
+        for (reading,) in self.db.execute("SELECT reading FROM limits ORDER BY agent, account"):
+            try:
+                out.append(json.loads(reading))
+            except ValueError:
+                continue
+        return out
+
+    def save_limit(self, record: dict[str, Any]) -> None:
+        """Keep an account's newest reading (one row per agent and account)."""
+        self.db.execute(
+            "INSERT INTO limits (agent, account, reading, at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(agent, account) DO UPDATE SET reading=excluded.reading, at=excluded.at",
+            (record["agent"], record["account"], json.dumps(record), record["at"]),
+        )
 
     def known_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these event ids are already in the log."""

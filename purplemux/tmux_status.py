@@ -43,6 +43,7 @@ PLACEHOLDERS = (
     "total",
     "badge",
     "needs_names",
+    "limits",
 )
 NAMES_SHOWN = 5
 """Names listed by {needs_names}; more are counted ("+2")."""
@@ -106,17 +107,20 @@ def render(
     fmt: str | None = None,
     tmux_colours: bool = False,
     names: str = "",
+    limits: str = "",
 ) -> str:
-    """The status line: the badge, or fmt filled with the counts and the names of the sessions
-    that need you (ValueError on a bad fmt)."""
+    """The status line: the badge, or fmt filled with the counts, the names of the sessions
+    that need you and the accounts' usage limits (ValueError on a bad fmt)."""
     text = badge(counts, tmux_colours)
     if fmt is None:
         return text
     values: dict[str, object] = {
-        name: counts.get(name, 0) for name in PLACEHOLDERS if name not in ("badge", "needs_names")
+        name: counts.get(name, 0)
+        for name in PLACEHOLDERS
+        if name not in ("badge", "needs_names", "limits")
     }
     try:
-        return fmt.format(badge=text, needs_names=names, **values)
+        return fmt.format(badge=text, needs_names=names, limits=limits, **values)
     except (KeyError, IndexError, ValueError) as exc:
         names = " ".join("{" + p + "}" for p in PLACEHOLDERS)
         raise ValueError(f"bad --format {fmt!r} ({exc}); placeholders: {names}") from None
@@ -124,6 +128,26 @@ def render(
 
 def fetch_sessions(settings: Settings, timeout: float = TIMEOUT) -> list[dict[str, Any]] | None:
     """The live sessions, or None when the daemon is down, slow, or there is no token."""
+    data = _fetch(settings, "/api/sessions", timeout)
+    sessions = data.get("sessions") if isinstance(data, dict) else None
+    return sessions if isinstance(sessions, list) else None
+
+
+def fetch_limits(settings: Settings, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+    """The accounts' usage-limit readings (GET /api/limits); none when the daemon cannot say."""
+    data = _fetch(settings, "/api/limits", timeout)
+    return [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
+
+
+def limits_text(readings: Sequence[Mapping[str, Any]]) -> str:
+    """`{limits}`: "claude 5h42% 7d81% · codex 5h3%", tmux-escaped (labels are the user's)."""
+    from purplemux.limits import short
+
+    return tmux_text(clean(short(readings)))
+
+
+def _fetch(settings: Settings, path: str, timeout: float) -> Any:
+    """One GET's JSON, or None when the daemon is down, slow, or there is no token."""
     try:
         token = (settings.home / "token").read_text().strip()
     except OSError:
@@ -132,12 +156,9 @@ def fetch_sessions(settings: Settings, timeout: float = TIMEOUT) -> list[dict[st
         return None
     host, port = _address(settings)
     try:
-        body = _get(host, port, "/api/sessions", token, timeout)
-        data = json.loads(body)
+        return json.loads(_get(host, port, path, token, timeout))
     except (OSError, ValueError):
         return None
-    sessions = data.get("sessions") if isinstance(data, dict) else None
-    return sessions if isinstance(sessions, list) else None
 
 
 def _address(settings: Settings) -> tuple[str, int]:
@@ -222,4 +243,5 @@ def status_line(settings: Settings, fmt: str | None = None, tmux_colours: bool =
     if sessions is None:
         return ""
     names = needs_names(sessions) if fmt and "needs_names" in fmt else ""
-    return render(count(sessions), fmt, tmux_colours, names)
+    limits = limits_text(fetch_limits(settings)) if fmt and "{limits" in fmt else ""
+    return render(count(sessions), fmt, tmux_colours, names, limits)

@@ -198,6 +198,16 @@ def seed(d: Daemon) -> None:
             n += 1
             payload = {"session_id": sid, "hook_event_name": name, "cwd": cwd, **fields}
             post_hook(d, n, now - ago, pane, socket, payload)
+    # A subscription login's statusLine input, as the wrapper hands it on: the header's gauge.
+    limits = {
+        "five_hour": {"used_percentage": 42, "resets_at": now + 2 * 3600 + 1500},
+        "seven_day": {"used_percentage": 81, "resets_at": now + 3 * 86400},
+    }
+    body = json.dumps({"session_id": SCENES[0][0], "rate_limits": limits}).encode()
+    req = urllib.request.Request(d.url + "/api/statusline", data=body, method="POST")
+    req.add_header("Authorization", f"Bearer {d.token}")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200, r.status
     # The design-docs turn was looked at: dismiss its review, as a click on the page would.
     d.api("POST", "/api/sessions/s-docs/dismiss")
     EXPECTED["s-docs"] = "idle"
@@ -319,6 +329,7 @@ def show_dashboard(page: Page) -> None:
     from playwright.sync_api import expect
 
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+    expect(page.locator('[data-slot="limits"] .limit')).to_have_count(1)  # the usage gauge
     page.locator("details.ended summary").click()
     page.evaluate("window.scrollTo(0, 0)")  # the click scrolled to the summary: the page's top
 

@@ -297,4 +297,8 @@ def test_install_script(tmp_path: Path) -> None:
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
     script.write_text("stale")
     assert generic.install_script(home).read_bytes() == paths.hook_script().read_bytes()
-    assert sorted(p.name for p in home.iterdir()) == ["status-hook.sh"]
+    # The statusLine wrapper goes next to it (agents/claude/statusline.py), nothing else.
+    assert sorted(p.name for p in home.iterdir()) == ["status-hook.sh", "statusline.sh"]
+    wrapper = generic.statusline_script(home)
+    assert wrapper.read_bytes() == paths.statusline_script().read_bytes()
+    assert stat.S_IMODE(wrapper.stat().st_mode) == 0o755

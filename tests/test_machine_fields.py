@@ -10,7 +10,15 @@ import pytest
 from purplemux import events as ev
 from purplemux.events import Event, Kind
 from purplemux.machine import FIELD_RULES, field_changes
-from purplemux.model import BackgroundTask, PendingTool, Session, State, TmuxLocation, Tokens
+from purplemux.model import (
+    BackgroundTask,
+    LimitWall,
+    PendingTool,
+    Session,
+    State,
+    TmuxLocation,
+    Tokens,
+)
 
 SID = "s1"
 SHELL = BackgroundTask("t1", "shell", None)
@@ -37,12 +45,24 @@ WORN = Session(
     title="Old title",
     title_at=1.0,
     waiting_for="old wait",
+    limit=LimitWall("seven_day", 500.0, 600.0, 2.0),
 )
+WALL = LimitWall("five_hour", 900.0, None, 5.0)
+"""A wall a hook's text made: the reset to the minute."""
 FRESH = Session(id=SID, state=State.BUSY, current_tool="Bash", background_tasks=(SHELL, AGENT))
-TURN_STARTS = dict(ended=False, compacting=False, error=None, error_kind=None, retries=0)
-ENDS = dict(
-    ended=True, alive=False, current_tool=None, compacting=False, retries=0, background_tasks=()
+TURN_STARTS = dict(
+    ended=False, compacting=False, error=None, error_kind=None, retries=0, limit=None
 )
+ENDS = dict(
+    ended=True,
+    alive=False,
+    current_tool=None,
+    compacting=False,
+    retries=0,
+    background_tasks=(),
+    limit=None,
+)
+FAILED = dict(current_tool=None, error="limit", retries=0, error_kind="rate_limit")
 
 
 def make(kind: Kind, **fields: Any) -> Event:
@@ -139,6 +159,75 @@ CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
             "snippet": "boom!",
         },
     ),
+    (
+        "stop_failure@a limit: a new wall, its window and the reset the text says",
+        FRESH,
+        make(
+            Kind.STOP_FAILURE,
+            error="limit",
+            error_kind="rate_limit",
+            limit_hit=True,
+            limit_window="five_hour",
+            limit_resets_at=900.0,
+        ),
+        {**FAILED, "limit": LimitWall("five_hour", 900.0, None, 10.0)},
+    ),
+    (
+        "stop_failure@a limit: the transcript's exact reset wins over the text's minute",
+        replace(FRESH, limit=WALL),
+        make(
+            Kind.STOP_FAILURE,
+            error="limit",
+            error_kind="rate_limit",
+            limit_hit=True,
+            limit_resets_at=948.0,
+            limit_exact=True,
+        ),
+        {**FAILED, "limit": replace(WALL, resets_at=948.0)},
+    ),
+    (
+        "stop_failure@a limit: a hook's minute never overwrites the exact reset",
+        replace(FRESH, limit=replace(WALL, resets_at=948.0)),
+        make(
+            Kind.STOP_FAILURE,
+            error="limit",
+            error_kind="rate_limit",
+            limit_hit=True,
+            limit_window="seven_day",
+            limit_resets_at=900.0,
+        ),
+        {**FAILED, "limit": LimitWall("seven_day", 948.0, None, 5.0)},
+    ),
+    (
+        "stop_failure@a rate_limit kind alone is a wall (a background job's blocked)",
+        FRESH,
+        make(Kind.STOP_FAILURE, error="limit", error_kind="rate_limit"),
+        {**FAILED, "limit": LimitWall(at=10.0)},
+    ),
+    (
+        "stop_failure@another error leaves the wall alone",
+        replace(FRESH, limit=WALL),
+        make(Kind.STOP_FAILURE, error="boom", error_kind="server_error", limit_resets_at=1.0),
+        {"current_tool": None, "error": "boom", "retries": 0, "error_kind": "server_error"},
+    ),
+    (
+        "limit@a job's blocked makes a wall of its own",
+        FRESH,
+        make(Kind.LIMIT),
+        {"limit": LimitWall(at=10.0)},
+    ),
+    (
+        "limit@Claude will continue by itself at the reset; window and reset as said",
+        replace(FRESH, limit=WALL),
+        make(Kind.LIMIT, window="seven_day", resets_at=950.0, auto_resume_at=960.0),
+        {"limit": LimitWall("seven_day", 950.0, 960.0, 5.0)},
+    ),
+    (
+        "limit@Esc cancelled the automatic continue",
+        WORN,
+        make(Kind.LIMIT, auto_resume_cancelled=True),
+        {"limit": LimitWall("seven_day", 500.0, None, 2.0)},
+    ),
     ("compact_start@compacting", FRESH, make(Kind.COMPACT_START), {"compacting": True}),
     ("compact_end@not compacting", WORN, make(Kind.COMPACT_END), {"compacting": False}),
     (
@@ -230,12 +319,14 @@ CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
             transcript_path="/work/s1.jsonl",
             tmux=TmuxLocation("%5"),
             permission_mode="plan",
+            account="work",
         ),
         {
             "cwd": "/work/app",
             "transcript_path": "/work/s1.jsonl",
             "tmux": TmuxLocation("%5"),
             "permission_mode": "plan",
+            "account": "work",
         },
     ),
     (

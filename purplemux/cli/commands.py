@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from purplemux.cli.render import (
     TERMINAL_COLOURS,
     codex_summary,
+    headline,
     install_summary,
+    render_limits,
     render_prompt,
     render_table,
 )
@@ -78,12 +80,15 @@ def _change_hooks(
         try:
             if target.agent == "claude":
                 command = claude.hook_command(script, settings.home) if installed else ""
+                wrapper = (install.statusline_script(settings.home), settings.home)
                 result: Any = (
-                    claude.install(target.path, command)
+                    claude.install(target.path, command, statusline=wrapper)
                     if installed
                     else claude.uninstall(target.path)
                 )
                 print(label + install_summary(result, target.path, installed=installed), file=out)
+                if result.note:
+                    print(f"purplemux: {label}{target.path}: {result.note}", file=sys.stderr)
             else:
                 if not target.present:
                     print(
@@ -126,7 +131,21 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         out.write("\n")
         return 0
     out.write(render_table(sessions, time.time(), colour=out.isatty()))
+    out.write(render_limits(_limits(Client(settings)), time.time()))
     return 0
+
+
+def _limits(client: Any) -> list[dict[str, Any]]:
+    """The usage-limit readings per account; none from a daemon too old to have them."""
+    from purplemux.client import ApiError
+
+    try:
+        found = client.request("GET", "/api/limits")
+    except ApiError as exc:
+        if exc.status == 404:
+            return []
+        raise
+    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
 
 def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: bool) -> int:
@@ -149,9 +168,13 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
         elif tty:
             stamp = time.strftime("%H:%M:%S")
             head = f"purplemux status  {stamp}  (Ctrl-C to quit)\n\n"
-            out.write("\033[H\033[2J" + head + render_table(shown, time.time(), colour=True))
+            table = render_table(shown, time.time(), colour=True)
+            limits = render_limits(follower.limits, time.time())
+            out.write("\033[H\033[2J" + head + table + limits)
         else:
-            out.write(f"-- {time.strftime('%H:%M:%S')}\n" + render_table(shown, time.time(), False))
+            table = render_table(shown, time.time(), False)
+            limits = render_limits(follower.limits, time.time())
+            out.write(f"-- {time.strftime('%H:%M:%S')}\n" + table + limits)
         out.flush()
 
     try:
@@ -267,7 +290,8 @@ def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         json.dump(shown, out, indent=2)
         out.write("\n")
         return 0
-    out.write(f"{clean(session['view']['headline'])}\n\n")  # what the session's view says
+    # What the session's view says (a limit's time in this terminal's local time).
+    out.write(f"{clean(headline(session['view'], time.time()))}\n\n")
     out.write(plain(shown["text"]).rstrip("\n") + "\n")
     prompt = shown.get("prompt")
     out.write("\n" + (render_prompt(prompt) if prompt else "(nothing is asked)\n"))

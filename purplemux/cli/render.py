@@ -64,7 +64,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 clean(v.get("agent_label") or "Claude"),  # a host of an older version: Claude
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
-                clean(v["reason"])[:60],
+                clean(wall_line(v, now) or v["reason"])[:60],
                 clean(v["facts"] or "-"),
                 clean(s["id"])[:8],
             )
@@ -85,6 +85,26 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     return "\n".join(lines) + "\n"
 
 
+def wall_line(view: dict[str, Any], now: float) -> str:
+    """A view's limit wall in this terminal's local time ("limit hit · resets 22:32", "continues
+    at 22:40"), or "" when the session is at no wall."""
+    from purplemux.present import wall_text
+
+    wall = view.get("wall")
+    if not isinstance(wall, str) or not wall:
+        return ""
+    at = view.get("wall_at")
+    return wall_text(wall, float(at) if isinstance(at, int | float) else None, now)
+
+
+def headline(view: dict[str, Any], now: float) -> str:
+    """The view's headline, its limit wall's time in this terminal's local time."""
+    wall = wall_line(view, now)
+    if not wall:
+        return str(view["headline"])
+    return f"{view.get('agent_label') or 'Claude'} · {view['name']} · {wall}"
+
+
 def _with_hosts(
     rows: list[tuple[str, ...]], colours: list[str], sessions: list[dict[str, Any]]
 ) -> tuple[list[tuple[str, ...]], list[str]]:
@@ -98,6 +118,16 @@ def _with_hosts(
         out.append(((host, *row), colour))
     out.sort(key=lambda r: r[0][0])  # by host first, newest first within one (a stable sort)
     return [("HOST", *rows[0]), *(r for r, _ in out)], ["", *(c for _, c in out)]
+
+
+def render_limits(readings: list[dict[str, Any]], now: float) -> str:
+    """A line per account under the table: "limits  claude/claude  5h 42% (resets 22:32)  ..."
+    (nothing when no agent reported its limits)."""
+    from purplemux.limits import line
+
+    if not readings:
+        return ""
+    return "\n" + "".join(f"limits  {clean(line(r, now))}\n" for r in readings)
 
 
 def render_prompt(prompt: dict[str, Any]) -> str:

@@ -27,7 +27,18 @@ from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
 from purplemux.parts.supervisor import engine as engine_part
 from purplemux.paths import web_dir
 from purplemux.runtime import Adapters, Runtime, default_adapters
-from purplemux.server import act, api, feedcap, history, memory, notifications, page, stream, webapp
+from purplemux.server import (
+    act,
+    api,
+    feedcap,
+    history,
+    limits,
+    memory,
+    notifications,
+    page,
+    stream,
+    webapp,
+)
 from purplemux.server.connguard import default_limits
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
@@ -78,6 +89,7 @@ def create_app(
             # first (they store what they must, e.g. the transcript offsets), then the engine
             # stores what is queued, then the store closes.
             await supervisor.stop(STOP_PARTS, keep=("engine",))
+            rt.limits.stop()
             await rt.engine.stop()
             await supervisor.wait("engine", STOP_ENGINE)
             rt.engine.feed.close()
@@ -96,6 +108,7 @@ def create_app(
     )
     app.include_router(api.router)
     app.include_router(act.router)
+    app.include_router(limits.router)
     app.include_router(memory.router)
     app.include_router(stream.router)
     app.include_router(page.router)
@@ -139,6 +152,7 @@ async def _start(settings: Settings, adapters: Callable[[Settings, str], Adapter
         engine=engine,
         adapters=adapters(settings, token),
     )
+    await rt.limits.load()
     for event in restarts:
         engine.post(event, live=False)
     return rt

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from purplemux import session_facts
+from purplemux.agents.claude import limits
 
 # MAX_LINE and READ_BLOCK are re-exported: sources/transcripts.py reads them from here.
 from purplemux.agents.jsonl import MAX_LINE as MAX_LINE
 from purplemux.agents.jsonl import READ_BLOCK as READ_BLOCK
 from purplemux.agents.jsonl import JsonlReader, timestamp
-from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
+from purplemux.events import Event, Interrupt, Limit, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
 
 USAGE_MEMORY = 64
@@ -105,7 +106,13 @@ class ReaderState:
     """The computed cost of the replies after it."""
     requests: int = 0
     """api-request entries since the last reply or prompt."""
+    request_at: float | None = None
+    """The newest api-request's time: 2.1.332 may write a prompt's first request before the
+    prompt's own entry (stamped after it), which then still counts for the new turn."""
     compacted: bool = False
+    quota_resets_at: float | None = None
+    """The newest API error's quotaLimits.resetsAt: when "continue automatically at 10:40pm"
+    (Claude's local time, to the minute) is, exactly."""
     last_ts: float | None = None
     anchor: str | None = None
     """The key of the entry the newest turn began with (its Stop's id)."""
@@ -136,8 +143,19 @@ class ReaderState:
 
     @classmethod
     def decode(cls, snap: dict[str, Any]) -> ReaderState:
-        """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable."""
-        return cls(**{f.name: _DECODE[f.type](snap[f.name]) for f in fields(cls)})
+        """The state from `encode`'s values: KeyError, TypeError or ValueError if unusable (a
+        field added since, ADDED, may be missing: it starts blank)."""
+        return cls(
+            **{
+                f.name: _DECODE[f.type](snap[f.name])
+                for f in fields(cls)
+                if f.name in snap or f.name not in ADDED
+            }
+        )
+
+
+ADDED = frozenset({"quota_resets_at", "request_at"})
+"""Fields added after snapshot version 1 (issue 25): an older stored snapshot lacks them."""
 
 
 def _same(value: Any) -> Any:
@@ -327,6 +345,8 @@ class TranscriptReader(JsonlReader):
             self._assistant(entry, message, start, at)
         elif kind == "system" and entry.get("subtype") in END_OF_TURN:
             self._end_of_turn(at)
+        elif kind == "system" and entry.get("subtype") == "informational":
+            self._informational(entry, start, at)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._set("context_tokens", None, at)
             self.state.compacted = True
@@ -337,6 +357,7 @@ class TranscriptReader(JsonlReader):
             # 2.1.332 writes one per attempt: more than one with no reply between is a retry.
             if entry.get("querySource") in (None, "repl_main_thread"):
                 self.state.requests += 1
+                self.state.request_at = at
                 self._set("retries", max(0, self.state.requests - 1), at)
         elif kind in ("custom-title", "ai-title"):
             title = entry.get("customTitle") or entry.get("aiTitle") or entry.get("title")
@@ -374,7 +395,9 @@ class TranscriptReader(JsonlReader):
         self.turn_mark = self.emitted
         self.state.turn = Turn.IN_PROGRESS
         self.state.last_prompt_seen = at
-        self.state.requests = 0
+        early = self.state.request_at is not None and self.state.request_at >= at
+        self.state.requests = 1 if early else 0
+        self.state.quota_resets_at = None
         self._set("retries", 0, at)
         self._clear_tools(at)
 
@@ -387,6 +410,8 @@ class TranscriptReader(JsonlReader):
         if entry.get("isApiErrorMessage") is True:
             error = "\n".join(texts) or "API error"
             kind = entry.get("error")
+            window, resets = _quota(entry.get("quotaLimits"))
+            self.state.quota_resets_at = resets
             self._emit(
                 StopFailure,
                 at,
@@ -394,6 +419,10 @@ class TranscriptReader(JsonlReader):
                 error=error,
                 last_message=error,
                 error_kind=kind[:100] if isinstance(kind, str) else None,
+                limit_hit=kind == "rate_limit",
+                limit_window=window,
+                limit_resets_at=resets,
+                limit_exact=resets is not None,
             )
             self.state.turn = Turn.FAILED
             self.state.requests = 0
@@ -458,6 +487,21 @@ class TranscriptReader(JsonlReader):
                 self._facts_at = at
         if self.state.turn is Turn.NONE:
             self.state.turn = Turn.IN_PROGRESS
+
+    def _informational(self, entry: dict[str, Any], start: int, at: float) -> None:
+        """Claude's notices about its wall: it will continue by itself, or no longer will."""
+        content = entry.get("content")
+        if not isinstance(content, str):
+            return
+        key = self._key(entry, start)
+        if content.startswith(limits.AUTO_ARMED):
+            # The time shown is the reset's, to the minute: the error entry before it has it
+            # exactly; without one, read it in this machine's local time (Claude's own).
+            when = self.state.quota_resets_at or limits.auto_resume_time(content, at)
+            if when is not None:
+                self._emit(Limit, at, key, auto_resume_at=when)
+        elif content.startswith(limits.AUTO_CANCELLED):
+            self._emit(Limit, at, key, auto_resume_cancelled=True)
 
     def _cost_state(self, entry: dict[str, Any], at: float) -> None:
         total = entry.get("totalCostUSD")
@@ -545,6 +589,17 @@ class TranscriptReader(JsonlReader):
             )
         )
         self._dirty -= d
+
+
+def _quota(value: object) -> tuple[str | None, float | None]:
+    """(rateLimitType, resetsAt) of an API error entry's quotaLimits (gateway, subscription)."""
+    if not isinstance(value, dict):
+        return None, None
+    window = value.get("rateLimitType")
+    resets = value.get("resetsAt")
+    if isinstance(resets, bool) or not isinstance(resets, int | float) or resets <= 0:
+        resets = None
+    return window if window in limits.QUOTA_WINDOWS else None, resets
 
 
 def read_tail_state(

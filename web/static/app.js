@@ -6,6 +6,7 @@
 import { follow } from "./follow.js";
 import * as view from "./view.js";
 import { pageKey } from "./pagekey.js";
+import { fillLimits } from "./limits.js";
 
 const ENDED_PAGE = 50;
 const FLUSH_FALLBACK_MS = 250; // a hidden tab gets no animation frames: draw anyway, less often
@@ -22,6 +23,7 @@ const els = {
   recentEmpty: body.querySelector('[data-slot="recent-empty"]'),
   connection: document.getElementById("connection"),
   broker: document.getElementById("broker"),
+  limits: body.querySelector('[data-slot="limits"]'),
   notifyResult: body.querySelector('[data-slot="notify-result"]'),
   favicon: document.querySelector("link[data-favicon]"),
   template: document.getElementById("row-template"),
@@ -65,6 +67,7 @@ function onSnapshot(msg) {
   for (const s of msg.sessions || []) pending.sessions.set(s.id, s);
   pending.list = withLayout(msg.list, null);
   if (msg.badge) view.fillBroker(els.broker, msg.badge);
+  if (els.limits) fillLimits(els.limits, msg.limits || []);
   schedule();
 }
 
@@ -82,6 +85,8 @@ function onMessage(msg) {
     schedule();
   } else if (msg.type === "broker") {
     view.fillBroker(els.broker, msg.badge);
+  } else if (msg.type === "limits") {
+    if (els.limits) fillLimits(els.limits, msg.limits || []);
   }
 }
 

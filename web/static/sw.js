@@ -16,6 +16,7 @@ const SHELL = [
   "/static/app-shell.css",
   "/static/app.js",
   "/static/view.js",
+  "/static/limits.js",
   "/static/prompt.js",
   "/static/push.js",
   "/static/pagekey.js",

@@ -19,6 +19,19 @@ export function clock(ts) {
   return ts ? new Date(ts * 1000).toLocaleTimeString([], { hour12: false }) : "";
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+// A limit's reset in the viewer's local time: "22:32" today, else "Dec 4 20:36"
+// (purplemux/timefmt.py's wall_clock).
+export function wallClock(ts, now) {
+  const when = new Date(ts * 1000);
+  const pad = (n) => String(n).padStart(2, "0");
+  const hm = `${pad(when.getHours())}:${pad(when.getMinutes())}`;
+  return when.toDateString() === new Date(now * 1000).toDateString()
+    ? hm
+    : `${MONTHS[when.getMonth()]} ${when.getDate()} ${hm}`;
+}
+
 export function iso(ts) {
   return ts ? new Date(Math.floor(ts) * 1000).toISOString().replace(".000Z", "+00:00") : "";
 }
@@ -101,7 +114,10 @@ export function fillRow(row, v, now) {
   line.dataset.kind = v.detail_kind;
   setText(slot(line, "prefix"), v.detail_prefix);
   show(slot(line, "prefix"), Boolean(v.detail_prefix));
-  setText(slot(line, "text"), v.detail);
+  // The limit wall's time is written here, in the viewer's own time zone.
+  const wall = v.detail_kind === "limit" && v.wall_at ? `${v.wall} ${wallClock(v.wall_at, now)}` : "";
+  setText(slot(line, "text"), wall || v.detail);
+  line.title = v.detail_kind === "limit" ? v.wall_window : "";
   show(line, Boolean(v.detail));
 
   // A row of a host that stopped beating: greyed, with "<host>: host offline since <time>".

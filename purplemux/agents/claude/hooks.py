@@ -12,6 +12,7 @@ from typing import Any
 
 from purplemux import events as ev
 from purplemux import session_facts
+from purplemux.agents.claude import limits
 from purplemux.agents.payload import MAX_ID, MAX_SHORT, describe_tool, digest, first_question
 from purplemux.agents.payload import text as _text
 from purplemux.events import Event
@@ -119,7 +120,32 @@ def background_tasks(value: Any) -> tuple[BackgroundTask, ...] | None:
 def _prompt(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
     prompt = _text(p.get("prompt")) or ""
     woken = session_facts.task_notification(prompt)
-    return ev.Prompt(**c, prompt=prompt, task_done=woken[0][:MAX_ID] if woken else None)
+    return ev.Prompt(
+        **c,
+        prompt=prompt,
+        task_done=woken[0][:MAX_ID] if woken else None,
+        by_agent=limits.is_auto_continue(prompt),
+    )
+
+
+RATE_LIMIT = "rate_limit"
+"""StopFailure's `error` for a 429, whatever the login (2.1.332): the limit wall."""
+
+
+def _stop_failure(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
+    message = _text(p.get("last_assistant_message"))
+    kind = _text(p.get("error"), 100)
+    hit = kind == RATE_LIMIT
+    window, resets = limits.hit_message(message, c["at"]) if hit else (None, None)
+    return ev.StopFailure(
+        **c,
+        error=_text(message, MAX_SHORT) or _text(p.get("error"), MAX_SHORT) or "error",
+        last_message=message,
+        error_kind=kind,
+        limit_hit=hit,
+        limit_window=window,
+        limit_resets_at=resets,
+    )
 
 
 def _subagent(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
@@ -152,14 +178,7 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Event]] = {
         last_message=_text(p.get("last_assistant_message")),
         background_tasks=background_tasks(p.get("background_tasks")),
     ),
-    "StopFailure": lambda p, c: ev.StopFailure(
-        **c,
-        error=_text(p.get("last_assistant_message"), MAX_SHORT)
-        or _text(p.get("error"), MAX_SHORT)
-        or "error",
-        last_message=_text(p.get("last_assistant_message")),
-        error_kind=_text(p.get("error"), 100),
-    ),
+    "StopFailure": _stop_failure,
     "PreCompact": lambda p, c: ev.CompactStart(**c),
     "PostCompact": lambda p, c: ev.CompactEnd(**c),
     "SessionEnd": lambda p, c: ev.SessionEnd(**c, reason=_text(p.get("reason"), 100)),

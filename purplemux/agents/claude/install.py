@@ -16,11 +16,13 @@ import copy
 import json
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from purplemux import hookfiles
+from purplemux.agents.claude.statusline import unwrap as unwrap_statusline
+from purplemux.agents.claude.statusline import wrap as wrap_statusline
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -56,6 +58,8 @@ class InstallResult:
     path: Path
     changed: bool
     backup: Path | None = None
+    note: str | None = None
+    """Something left alone on purpose (a statusLine we cannot wrap), said to the user."""
 
 
 def hook_command(script: Path, home: Path) -> str:
@@ -153,19 +157,26 @@ def _kind(value: Any) -> str:
     return "null" if value is None else "number"
 
 
-def install(settings_path: Path, command: str) -> InstallResult:
-    """Register our hook for every event in a Claude settings file."""
+def install(
+    settings_path: Path, command: str, statusline: tuple[Path, Path] | None = None
+) -> InstallResult:
+    """Register our hook for every event in a Claude settings file; with `statusline` (the
+    wrapper script, the daemon home) also wrap the user's statusLine (agents/claude/statusline)."""
     original, settings = _read(settings_path)
     merged = merge_hooks(settings, command, HOOK_EVENTS)
+    note = None
+    if statusline is not None:
+        outcome = wrap_statusline(merged, *statusline)
+        merged, note = outcome.settings, outcome.note
     if original is not None and merged == settings:
-        return InstallResult(path=settings_path, changed=False)
-    return _commit(settings_path, original, merged)
+        return InstallResult(path=settings_path, changed=False, note=note)
+    return replace(_commit(settings_path, original, merged), note=note)
 
 
 def uninstall(settings_path: Path) -> InstallResult:
-    """Remove exactly our hook items from a Claude settings file."""
+    """Remove exactly our hook items (and our statusLine wrapper) from a Claude settings file."""
     original, settings = _read(settings_path)
-    cleaned = remove_hooks(settings)
+    cleaned = unwrap_statusline(remove_hooks(settings))
     if original is None or cleaned == settings:
         return InstallResult(path=settings_path, changed=False)
     return _commit(settings_path, original, cleaned)

@@ -106,6 +106,43 @@ def rate_limits_of(limits: object) -> RateLimits | None:
     return None if out == RateLimits() else out
 
 
+WINDOW_NAMES = {300: "five_hour", 10080: "seven_day"}
+"""Codex's window lengths (minutes) as the limit wall names them."""
+
+
+def _is_429(error: object, text: str) -> bool:
+    """A turn that failed on a usage limit (codex_error_info "usage_limit_exceeded") or HTTP
+    429: "exceeded retry limit, last status: 429 Too Many
+    Requests", codex_error_info {"response_too_many_failed_attempts": {"http_status_code": 429}}."""
+    if isinstance(error, dict):
+        info = error.get("codex_error_info")
+        if info == "usage_limit_exceeded":  # "You've hit your usage limit. … try again at …"
+            return True
+        if isinstance(info, dict):
+            for detail in info.values():
+                if isinstance(detail, dict) and detail.get("http_status_code") == 429:
+                    return True
+    return "429 Too Many Requests" in text
+
+
+def _wall_window(limits: RateLimits | None) -> tuple[bool, str | None, float | None]:
+    """Whether Codex says a limit was reached (rate_limit_reached_type), and the window a
+    failed turn hit: the one at 100 % (a window can sit at 100 % while turns still succeed,
+    k2_limit: so that alone is no wall), its name ("five_hour", "seven_day") and reset."""
+    if limits is None:
+        return False, None, None
+    windows = (
+        (limits.primary_percent, limits.primary_window_minutes, limits.primary_resets_at),
+        (limits.secondary_percent, limits.secondary_window_minutes, limits.secondary_resets_at),
+    )
+    full = [w for w in windows if w[0] is not None and w[0] >= 100]
+    reached = limits.reached_type is not None
+    if not full:
+        return reached, None, None
+    _, minutes, resets = full[-1]
+    return reached, WINDOW_NAMES.get(minutes) if minutes is not None else None, resets
+
+
 def context_percent(used: int | None, window: int | None) -> float | None:
     """Percent of the window used, as purplemux shows Claude's: 100 * used / window."""
     if used is None or not window:
@@ -430,6 +467,8 @@ class RolloutReader(JsonlReader):
             info = error.get("codex_error_info") if isinstance(error, dict) else None
             if isinstance(info, dict):  # {"response_too_many_failed_attempts": {...}}
                 info = next(iter(info), None)
+            reached, window, resets = _wall_window(self.state.rate_limits)
+            hit = reached or _is_429(error, text)
             self._emit(
                 StopFailure,
                 at,
@@ -437,6 +476,10 @@ class RolloutReader(JsonlReader):
                 error=text,
                 last_message=text,
                 error_kind=info[:100] if isinstance(info, str) else None,
+                limit_hit=hit,
+                limit_window=window if hit else None,
+                limit_resets_at=resets if hit else None,
+                limit_exact=hit and resets is not None,
             )
             self._end(Turn.FAILED, at)
             return

@@ -1,0 +1,98 @@
+"""Claude's `statusLine` in settings.json, wrapped so its input reaches the daemon (issue 25).
+
+Claude hands the statusLine command a JSON object on stdin that, for subscription and gateway
+logins, carries `rate_limits` (the account's 5-hour and weekly use). install-hooks replaces the
+user's statusLine command with our wrapper (hooks/statusline.sh), which posts that input to the
+daemon in the background and then runs the user's own command with the same stdin.
+
+How uninstall gets the user's statusLine back, with no state kept anywhere else: the wrapper's
+command line carries the user's command as its one argument, shell-quoted, and every other key
+of the user's object (`padding`, ...) stays in the object as it was. Restoring is putting that
+argument back as `command`; a wrapper with no argument means there was no statusLine, and the key
+goes. Installing again re-reads the argument, so it changes nothing (or only the home/script).
+A statusLine that is not a command object is left alone, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import copy
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCRIPT_NAME = "statusline.sh"
+KEY = "statusLine"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A copy of the settings with the statusLine (un)wrapped, and why it was left alone."""
+
+    settings: dict[str, Any]
+    note: str | None = None
+
+
+def wrapper_command(script: Path, home: Path, user_command: str | None) -> str:
+    """Our statusLine command: the wrapper, told the home, with the user's command (if any)."""
+    line = f"PURPLEMUX_HOME={shlex.quote(str(home))} {shlex.quote(str(script))}"
+    return line if user_command is None else f"{line} {shlex.quote(user_command)}"
+
+
+def wrapped_command(command: object) -> tuple[bool, str | None]:
+    """(is it our wrapper, the user's command it carries or None)."""
+    if not isinstance(command, str) or "purplemux" not in command.lower():
+        return False, None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False, None
+    # Exactly what wrapper_command writes: PURPLEMUX_HOME=..., .../statusline.sh, [command].
+    # A user's own script of that name (even under a "purplemux" folder) is never taken.
+    if not 2 <= len(words) <= 3 or not words[0].startswith("PURPLEMUX_HOME="):
+        return False, None
+    if not words[1].endswith("/" + SCRIPT_NAME):
+        return False, None
+    return True, words[2] if len(words) == 3 else None
+
+
+def wrap(settings: dict[str, Any], script: Path, home: Path) -> Outcome:
+    """settings with its statusLine going through our wrapper (idempotent)."""
+    result = copy.deepcopy(settings)
+    current = result.get(KEY)
+    if current is None:
+        result[KEY] = {"type": "command", "command": wrapper_command(script, home, None)}
+        return Outcome(result)
+    if not isinstance(current, dict) or current.get("type") != "command":
+        return Outcome(result, _alone(current))
+    command = current.get("command")
+    if not isinstance(command, str):
+        return Outcome(result, _alone(current))
+    ours, user = wrapped_command(command)
+    current["command"] = wrapper_command(script, home, user if ours else command)
+    return Outcome(result)
+
+
+def unwrap(settings: dict[str, Any]) -> dict[str, Any]:
+    """settings with the user's statusLine back as it was before wrap (or without one)."""
+    result = copy.deepcopy(settings)
+    current = result.get(KEY)
+    if not isinstance(current, dict) or current.get("type") != "command":
+        return result
+    ours, user = wrapped_command(current.get("command"))
+    if not ours:
+        return result
+    if user is None:
+        del result[KEY]
+    else:
+        current["command"] = user
+    return result
+
+
+def _alone(value: Any) -> str:
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    return (
+        f'"{KEY}" left alone (not a {{"type": "command", "command": ...}} object: {shown}); '
+        "Claude's usage limits will not show in purplemux until it is one"
+    )
