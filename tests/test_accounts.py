@@ -340,3 +340,17 @@ def test_a_hook_spooled_while_the_daemon_was_down_keeps_its_account(tmp_path: Pa
         assert s["account"] == "personal" and s["view"]["account"] == "personal"
     finally:
         again.stop()
+
+
+def test_a_limit_reading_names_the_account_of_its_transcript(tmp_path: Path) -> None:
+    """A statusLine input or a rollout no session names yet: its file's account, else the
+    agent's first (what branch `limits` reads its gauges under)."""
+    from purplemux.limit_keeper import default_account
+
+    work, personal = tmp_path / ".claude-work", tmp_path / "me" / ".claude"
+    s = settings(PURPLEMUX_CLAUDE_DIRS=f"{work},personal={personal}")
+    assert default_account(s, "claude", f"{personal}/projects/-w-p/a.jsonl") == "personal"
+    assert default_account(s, "claude", f"{work}/projects/-w-p/a.jsonl") == "claude-work"
+    assert default_account(s, "claude", None) == "claude-work"
+    assert default_account(s, "claude", "/elsewhere/a.jsonl") == "claude-work"
+    assert default_account(s, "codex", None) == "codex"
