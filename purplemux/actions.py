@@ -13,12 +13,13 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from purplemux import attach, tmux
 from purplemux import events as ev
-from purplemux import tmux
 from purplemux.answer import AnswerError, Choice, Desk, StatusError, pane_of
+from purplemux.attach import Attacher, AttachError
 from purplemux.engine import Engine
 from purplemux.events import Source
 from purplemux.model import Session, State
@@ -249,6 +250,30 @@ class Actions:
     desk: Desk
     settings: Settings
     relay: Callable[[], Relay | None] = field(default=_no_relay)
+    attacher: Attacher | None = None
+    """Attach windows for background sessions (made from the settings when not given)."""
+
+    def __post_init__(self) -> None:
+        if self.attacher is None:
+            self.attacher = Attacher(
+                self.settings.home,
+                self.settings.claude_dir,
+                dir_of=lambda s: self.settings.account_dir("claude", s.account),
+            )
+
+    async def _on_screen(self, session: Session) -> Session:
+        """The session as the desk reads it: a background session (no pane of its own) through
+        its attach window, whose program in front is the attach (the worker runs elsewhere)."""
+        if not session.background or session.tmux is not None or session.ended:
+            return session
+        assert self.attacher is not None
+        try:
+            loc = await self.attacher.open(session)
+        except (AttachError, tmux.TmuxError, OSError) as exc:
+            raise ActionError(
+                409, f"cannot attach to background job {session.job_id}: {exc}"
+            ) from None
+        return replace(session, tmux=loc, pid=None)
 
     def session(self, session_id: str) -> Session:
         """One of this host's sessions; 404 otherwise."""
@@ -304,7 +329,7 @@ class Actions:
         while True:
             session = self.session(session_id)
             try:
-                shown = await self.desk.read(session)
+                shown = await self.desk.read(await self._on_screen(session))
             except AnswerError as exc:
                 raise ActionError.of(exc) from None
             if (
@@ -324,10 +349,14 @@ class Actions:
         self.require_input()
         session = self.session(session_id)
         choice = given.choice
+        shown = await self._on_screen(session)
         try:
-            done = await self.desk.answer(session, given.prompt_id, choice)
+            done = await self.desk.answer(shown, given.prompt_id, choice)
         except AnswerError as exc:
             raise ActionError.of(exc) from None
+        finally:
+            if shown is not session and self.attacher is not None and session.job_id:
+                await self.attacher.close(session.job_id)  # Ctrl+Z: the session runs on
         what = "cancel" if choice.cancel else (choice.option or "text")
         await self._by_user(
             ev.Answer,
@@ -354,6 +383,8 @@ class Actions:
     async def focus(self, session_id: str, given: FocusInput) -> FocusResult:
         """Select the session's pane (and switch `given.client` to it)."""
         session = self.session(session_id)
+        if session.background and session.tmux is None and not session.ended:
+            return await self._jump_background(session, given)
         try:
             done = await tmux.focus(pane_of(session), given.client)
         except AnswerError as exc:
@@ -361,6 +392,20 @@ class Actions:
         except tmux.TmuxError as exc:
             raise ActionError(409, f"cannot focus pane: {exc}") from None
         return FocusResult(done.pane, done.window, done.session, done.client)
+
+    async def _jump_background(self, session: Session, given: FocusInput) -> FocusResult:
+        """A background session has no pane: open `claude attach <job>` in the user's tmux."""
+        socket = self.settings.tmux_default_socket or None
+        try:
+            config = self.settings.account_dir("claude", session.account)
+            pane = await attach.jump(session, config, given.client, socket)
+            where = await tmux.run(
+                socket, "display-message", "-p", "-t", pane, "#{window_id}\t#{session_name}"
+            )
+        except (AttachError, tmux.TmuxError) as exc:
+            raise ActionError(409, f"cannot open an attach window in your tmux: {exc}") from None
+        window, _, tmux_session = where.strip().partition("\t")
+        return FocusResult(pane, window, tmux_session, given.client)
 
     async def dismiss(self, session_id: str) -> DismissResult:
         """Mark a review as seen (review -> idle); 409 in any other state."""

@@ -60,6 +60,8 @@ class Source(StrEnum):
     PANE_TITLE = "pane_title"
     """An agent's pane title (Codex: spinner, "Action Required"): its own word on its state."""
     PROCESS = "process"
+    JOB = "job"
+    """A Claude background job's state.json (sources/claude_jobs.py)."""
     USER = "user"
     DAEMON = "daemon"
 
@@ -82,6 +84,9 @@ class Event:
     """Which agent the source speaks for ("claude", "codex"); None: the source cannot tell."""
     account: str | None = None
     """The account (config dir's label) the source read this under; None: it cannot tell."""
+    job_id: str | None = None
+    """A Claude background session's job (session file `jobId`, ~/.claude/jobs/<id>): the
+    source knows the session runs with no pane of its own (claude --bg, the agent view)."""
 
     @property
     def label(self) -> str:
@@ -107,6 +112,8 @@ class SessionStart(Event):
     kind: ClassVar[Kind] = Kind.SESSION_START
     origin: str = "startup"
     model: str | None = None
+    agent_type: str | None = None
+    """SessionStart's `agent_type` (2.1.332: "claude" for the agent view's spare worker)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -278,6 +278,12 @@ def _account(s: Session, e: Event, changes: dict[str, Any]) -> None:
         changes["account"] = e.account
 
 
+def _background(s: Session, e: Event, changes: dict[str, Any]) -> None:
+    """A source that knows the session's job (claude --bg): a background session, no pane."""
+    if e.job_id and (e.job_id != s.job_id or not s.background):
+        changes.update(background=True, job_id=e.job_id)
+
+
 def _agent(s: Session, e: Event, changes: dict[str, Any]) -> None:
     """The agent, as a source that can tell names it (a session never changes agent twice)."""
     if e.agent and e.agent != s.agent:
@@ -503,6 +509,7 @@ EVERY_EVENT: tuple[FieldRule, ...] = (
     _permission_mode,
     _agent,
     _account,
+    _background,
 )
 """Rules for the fields any event may carry, run first."""
 

@@ -113,7 +113,9 @@ def allows(session: Session, action: str) -> bool:
 
 def _actions(s: Session, lk: Look) -> tuple[str, ...]:
     """The state's actions, less the pane actions when there is no live pane to act on."""
-    in_pane = bool(s.tmux and s.tmux.pane) and not s.ended
+    # A background session has no pane: its prompts are answered, and Jump opens, through
+    # `claude attach <job>` (purplemux/attach.py).
+    in_pane = (bool(s.tmux and s.tmux.pane) or (s.background and bool(s.job_id))) and not s.ended
     return tuple(sorted(a for a in lk.actions if in_pane or a not in PANE_ACTIONS))
 
 
@@ -240,6 +242,10 @@ class SessionView:
     account: str = ""
     """The account's label on the row ("claude-work"), when the daemon watches several of this
     agent's accounts; "" with one (every row would say the same)."""
+    background: bool = False
+    """A Claude background session (claude --bg, the agent view): no pane; the row's chip."""
+    job_id: str = ""
+    """Its job (`claude attach <job>`), or ""."""
 
     def to_json(self) -> dict[str, Any]:
         # Field by field (dataclasses.asdict deep-copies recursively: several times slower, and
@@ -302,7 +308,7 @@ def present(
         name=name,
         folder=s.cwd or "",
         pane=pane,
-        where=f"{name} · {pane}" if pane else name,
+        where=f"{name} · {pane}" if pane else (f"{name} · bg {s.job_id}" if s.job_id else name),
         since=s.state_since,
         updated_at=s.updated_at,
         detail_kind=kind,
@@ -343,6 +349,8 @@ def present(
         offline=offline,
         offline_since=origin.offline_since if origin.stale else None,
         account=(s.account or "") if s.agent in named_accounts else "",
+        background=s.background,
+        job_id=s.job_id or "",
     )
 
 

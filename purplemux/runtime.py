@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from purplemux.actions import Actions, Relay
+from purplemux.agents.claude import background
 from purplemux.answer import Desk
 from purplemux.engine import Engine
 from purplemux.events import Event
@@ -22,6 +23,8 @@ from purplemux.sources.claude_sessions import SessionFiles, SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import TmuxControl
+
+log = logging.getLogger(__name__)
 
 
 class Broker(Relay, Protocol):
@@ -107,9 +110,19 @@ class Runtime:
     def logins(self) -> Logins:
         return self.adapters.logins
 
-    async def ingest(self, event: Event, live: bool = True) -> None:
-        """Apply an event and wait until it is stored: only then may its sender forget it."""
+    async def ingest(self, event: Event, live: bool = True) -> str | None:
+        """Apply a hook's event and wait until it is stored: only then may its sender forget it.
+        A hook that must not make a row (the agent view's spare and notices, background.py) is
+        not applied: the reason is returned."""
+        if event.session_id not in self.engine.sessions:
+            why = background.not_a_row(event)
+            if why is not None:
+                log.info(
+                    "hook %s of session %s makes no row: %s", event.name, event.session_id, why
+                )
+                return why
         await self.engine.submit(event, live=live)
+        return None
 
     async def vapid_keys(self) -> VapidKeys:
         """The daemon's VAPID keys, made on first use (0600 under $PURPLEMUX_HOME)."""

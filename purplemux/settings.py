@@ -111,6 +111,16 @@ class Settings:
     def accounts_of(self, agent: str) -> tuple[Account, ...]:
         return tuple(a for a in self.accounts if a.agent == agent)
 
+    def account_dir(self, agent: str, label: str | None) -> Path:
+        """The dir of `agent`'s account labelled `label`; the agent's first when none is."""
+        mine = self.accounts_of(agent)
+        found = next((a.dir for a in mine if a.label == label), None)
+        if found is not None:
+            return found
+        if mine:
+            return mine[0].dir
+        return self.claude_dir if agent == "claude" else (self.codex_dir or self.claude_dir)
+
     def account_of(self, agent: str, path: str | Path | None) -> str | None:
         """The label of the account of `agent` whose dir holds `path` (a transcript, a rollout,
         a session file); None when none does. The deepest dir wins (one inside another)."""

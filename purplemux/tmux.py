@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,6 +85,33 @@ async def run(socket: str | None, *args: str, timeout: float = TIMEOUT, tmux: st
         reason = err.decode(errors="replace").strip() or f"exit {proc.returncode}"
         raise TmuxError(f"tmux {_name(args)}: {reason}")
     return out.decode(errors="replace")
+
+
+async def start_server(
+    socket: str, *args: str, timeout: float = TIMEOUT, tmux: str = "tmux"
+) -> None:
+    """Run a tmux command that may start that server (`new-session`) with no config file; its
+    output is not read: a server it starts keeps the pipes it was given open for its whole
+    life. TmuxError when it fails or hangs (then it is killed and reaped)."""
+    argv = [tmux, "-f", os.devnull, "-S", socket, *args]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+    except OSError as exc:
+        raise TmuxError(f"cannot run tmux: {exc}") from None
+    try:
+        code = await asyncio.wait_for(proc.wait(), timeout)
+    except (TimeoutError, asyncio.CancelledError) as exc:
+        await reap(proc)
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        raise TmuxError(f"tmux {_name(args)} did not answer within {timeout:.0f}s") from None
+    if code != 0:
+        raise TmuxError(f"tmux {_name(args)}: exit {code}")
 
 
 async def run_all(

@@ -6,9 +6,11 @@ their own account."""
 from __future__ import annotations
 
 import io
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +23,7 @@ from tests.support import Daemon, run_hook, wait_for
 from tests.support.fake_claude import CWD, FakeClaude
 
 HOME = Path.home()
+SAMPLES = Path(__file__).resolve().parent / "samples"
 
 
 def settings(**env: str) -> Settings:
@@ -95,6 +98,13 @@ def test_the_cli_refuses_a_bad_list_before_doing_anything(
     assert main(["install-hooks"], out=io.StringIO()) == 2
     assert "give each its own with label=path" in capsys.readouterr().err
     assert not (tmp_path / "pmx").exists() and not (tmp_path / "a").exists()
+
+
+def test_account_dir_is_the_labelled_accounts_else_the_agents_first(tmp_path: Path) -> None:
+    s = settings(PURPLEMUX_CLAUDE_DIRS=f"{tmp_path}/a,b={tmp_path}/b")
+    assert s.account_dir("claude", "b") == tmp_path / "b"
+    assert s.account_dir("claude", None) == tmp_path / "a"
+    assert s.account_dir("claude", "gone") == tmp_path / "a"
 
 
 def test_account_of_names_the_account_whose_dir_holds_the_path(tmp_path: Path) -> None:
@@ -191,6 +201,16 @@ def test_report_names_each_sessions_account_when_an_agent_has_several() -> None:
 # --- a real daemon watching two Claude config dirs ----------------------------------------------
 
 
+def _job_state() -> dict[str, Any]:
+    """A captured 2.1.332 state.json of a job waiting on a permission dialog."""
+    rows = (SAMPLES / "claude-code-2.1.332" / "bg" / "jobs-files-over-time.jsonl").read_text()
+    for line in rows.splitlines():
+        content = json.loads(line).get("content")
+        if isinstance(content, dict) and content.get("tempo") == "blocked":
+            return dict(content)
+    raise AssertionError("no blocked job in the captures")
+
+
 @pytest.fixture
 def two(tmp_path: Path) -> Iterator[tuple[FakeClaude, FakeClaude]]:
     work = FakeClaude(tmp_path / "a", tmp_path / "a" / ".claude-work", str(uuid.uuid4()))
@@ -212,6 +232,7 @@ def test_a_daemon_watching_two_claude_dirs_gives_each_row_its_own_account(
     dirs = f"{work.claude_dir},personal={home.claude_dir}"
     work.status("idle")
     home.status("idle")
+    (home.claude_dir / "jobs").mkdir()
     d = Daemon(
         home=tmp_path / "pmx", claude_dir=work.claude_dir, env_extra={"PURPLEMUX_CLAUDE_DIRS": dirs}
     ).start()
@@ -251,6 +272,13 @@ def test_a_daemon_watching_two_claude_dirs_gives_each_row_its_own_account(
         )
         hooked = wait_for(lambda: _where(d, sid, state="busy"))
         assert hooked["account"] == "personal" and hooked["view"]["account"] == "personal"
+        # A background job (claude --bg) under the personal dir: its row is that account's.
+        state = _job_state()
+        job = home.claude_dir / "jobs" / state["sessionId"][:8]
+        job.mkdir(parents=True)
+        (job / "state.json").write_text(json.dumps(state))
+        bg = wait_for(lambda: _where(d, state["sessionId"], state="needs-input"), timeout=15)
+        assert bg["account"] == "personal" and bg["background"] is True
         # `status` has the account column.
         out = d.cli("status", check=True).stdout
         head = out.splitlines()[0].split()
@@ -277,12 +305,8 @@ def test_with_one_claude_dir_rows_carry_the_account_but_show_no_chip(
 
 # --- the hook route: the payload's transcript_path names the account ------------------------
 
-SAMPLES = Path(__file__).resolve().parent / "samples"
-
 
 def _recorded(path: Path) -> list[dict[str, object]]:
-    import json
-
     return [json.loads(line)["payload"] for line in path.read_text().splitlines() if line]
 
 

@@ -267,3 +267,26 @@ def test_open_prints_a_link_that_logs_in(daemon: Daemon, monkeypatch: pytest.Mon
     monkeypatch.setattr("webbrowser.open", fake_open)
     assert cli("open", "--browser") == (0, link + "\n")
     assert opened == [link]
+
+
+def test_status_marks_a_background_session_and_gives_it_no_pane() -> None:
+    from purplemux.cli.render import render_table
+    from purplemux.model import Session, State
+    from purplemux.present import session_json
+
+    bg = Session(
+        id="4c5f61e3-e",
+        state=State.NEEDS_INPUT,
+        background=True,
+        job_id="4c5f61e3",
+        cwd="/w/proj",
+        waiting_for="approve Bash: touch x.txt",
+    )
+    plain = Session(id="p1", state=State.BUSY, cwd="/w/other")
+    text = render_table([session_json(bg), session_json(plain)], now=0.0, colour=False)
+    lines = text.splitlines()
+    agent_at = lines[0].index("AGENT")
+    pane_at = lines[0].index("PANE")
+    assert lines[1][agent_at:pane_at].strip() == "Claude bg"
+    assert lines[1][pane_at:].split()[0] == "-"  # no pane
+    assert lines[2][agent_at:pane_at].strip() == "Claude"

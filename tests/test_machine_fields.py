@@ -368,3 +368,14 @@ def test_the_window_an_agent_reports_sets_the_sessions_context_window() -> None:
     )
     s, _ = step(Session(id="s"), facts)
     assert (s.context_window, s.to_json()["context"]["window"]) == (258_400, 258_400)
+
+
+def test_an_event_naming_a_job_makes_the_session_a_background_one_and_others_keep_it() -> None:
+    from purplemux.machine import step
+
+    bg, _ = step(Session(id="s"), ev.StatusBusy(session_id="s", at=1.0, id="b", job_id="4c5f61e3"))
+    assert (bg.background, bg.job_id, bg.to_json()["background"]) == (True, "4c5f61e3", True)
+    kept, _ = step(bg, ev.Stop(session_id="s", at=2.0, id="t"))  # a hook: it cannot tell
+    assert (kept.background, kept.job_id) == (True, "4c5f61e3")
+    plain, _ = step(Session(id="p"), ev.Stop(session_id="p", at=2.0, id="t2"))
+    assert (plain.background, plain.job_id) == (False, None)

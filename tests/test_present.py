@@ -136,3 +136,19 @@ def test_answer_and_jump_are_actions_of_a_live_session_in_a_pane() -> None:
     prompt = Prompt("p-1", "permission", "Bash command: ls", None, yes_no, ())
     assert push_payload(asking, prompt)["actions"] == ["Yes", "No"]
     assert "prompt_id" not in push_payload(dataclasses.replace(asking, tmux=None), prompt)
+
+
+def test_a_background_session_offers_answer_and_jump_without_a_pane_and_is_marked() -> None:
+    from purplemux.model import Session, State
+    from purplemux.present import present
+
+    bg = Session(id="s", state=State.NEEDS_INPUT, background=True, job_id="4c5f61e3", cwd="/w/p")
+    v = present(bg)
+    assert (v.actions, v.background, v.job_id, v.pane) == (("answer", "jump"), True, "4c5f61e3", "")
+    assert v.where == "p · bg 4c5f61e3" and v.to_json()["background"] is True
+    # Ended, or a plain session outside tmux: nothing to act on.
+    from dataclasses import replace
+
+    assert present(replace(bg, ended=True)).actions == ()
+    plain = present(Session(id="t", state=State.NEEDS_INPUT, cwd="/w/p"))
+    assert (plain.actions, plain.background) == ((), False)

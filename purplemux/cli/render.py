@@ -61,7 +61,8 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             (
                 clean(v["label"]) + (" (ended)" if v["ended"] else ""),
                 clean(v["name"]),
-                clean(v.get("agent_label") or "Claude"),  # a host of an older version: Claude
+                # a host of an older version: Claude; a background session: "Claude bg"
+                clean(v.get("agent_label") or "Claude") + (" bg" if v.get("background") else ""),
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
                 clean(wall_line(v, now) or v["reason"])[:60],

@@ -23,6 +23,8 @@ from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
+from purplemux.settings import Account
+from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
 from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, parse_panes
 from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
@@ -75,9 +77,21 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
 def _claude_dir(rt: Runtime, event: Event, known: Session | None) -> Path:
     """The config dir of the session's account (the event's, else the session's), else the
     first."""
-    label = event.account or (known.account if known else None)
-    mine = rt.settings.accounts_of("claude")
-    return next((a.dir for a in mine if a.label == label), rt.settings.claude_dir)
+    return rt.settings.account_dir("claude", event.account or (known.account if known else None))
+
+
+async def claude_jobs(rt: Runtime) -> None:
+    """Claude's background jobs (claude --bg, the agent view): each job's state.json, under
+    every Claude account's jobs/ (each job's events name that account)."""
+
+    async def follow(account: Account) -> None:
+        async for batch in JobWatcher(account.dir / "jobs").events():
+            for event in batch:
+                rt.engine.post(_with_transcript(rt, replace(event, account=account.label)))
+
+    async with asyncio.TaskGroup() as group:
+        for account in rt.settings.accounts_of("claude"):
+            group.create_task(follow(account), name=f"claude-jobs-{account.label}")
 
 
 async def transcripts(rt: Runtime) -> None:
@@ -194,7 +208,8 @@ async def processes(rt: Runtime) -> None:
     windows or panes coming and going. The timer (`poll_interval`) is a safety net that doubles
     while polls find nothing new, up to MAX_POLL_INTERVAL."""
     watcher = rt.session_files
-    poller = ProcessPoller(lambda: watcher.known().values())
+    # A spare worker (claude --bg's daemon keeps one ready) runs no session yet: no claim.
+    poller = ProcessPoller(lambda: [sf for sf in watcher.known().values() if not sf.spare])
     wake = asyncio.Event()
     looked: dict[str, tuple[object, ...]] = {}
     exits = _ExitWatch(wake.set)
@@ -518,5 +533,5 @@ def judge(
     return ev.StatusIdle(**common, source=Source.SESSION_FILE if sf else Source.DAEMON)
 
 
-ALL = (session_files, transcripts, processes, codex_panes, recovery)
+ALL = (session_files, transcripts, processes, codex_panes, recovery, claude_jobs)
 """The live-source parts, in start order."""

@@ -148,12 +148,14 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
     except PayloadError as exc:
         raise HTTPException(422, str(exc)) from None
     try:
-        await rt.ingest(event, live=True)
+        ignored = await rt.ingest(event, live=True)
     except Exception as exc:
         # Not stored (the database is failing, locked, truncated): never acknowledge it. The
         # script spools on 5xx, and the spool is applied once the store takes events again.
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
         raise HTTPException(503, f"the event was not stored: {reason}") from None
+    if ignored is not None:
+        return JSONResponse({"ok": True, "id": event.id, "ignored": ignored}, status_code=202)
     return JSONResponse({"ok": True, "id": event.id}, status_code=202)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -46,6 +47,8 @@ from purplemux.settings import Settings
 from purplemux.store import AsyncStore
 
 log = logging.getLogger("purplemux")
+STOP_ATTACH = 0.5
+"""Seconds the stop may spend detaching background sessions' attach windows."""
 
 
 def default_parts(settings: Settings) -> list[Part]:
@@ -89,6 +92,9 @@ def create_app(
             # first (they store what they must, e.g. the transcript offsets), then the engine
             # stores what is queued, then the store closes.
             await supervisor.stop(STOP_PARTS, keep=("engine",))
+            if rt.actions.attacher is not None:  # background sessions' attach windows
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(rt.actions.attacher.shutdown(), STOP_ATTACH)
             rt.limits.stop()
             await rt.engine.stop()
             await supervisor.wait("engine", STOP_ENGINE)

@@ -49,6 +49,10 @@ class SessionFile:
     """2.1.332: Claude's own pane, "session:@window.%pane"."""
     account: str | None = None
     """The label of the config dir the file is in (set by its watcher, not in the file)."""
+    job_id: str | None = None
+    """2.1.332 background sessions (`kind: "bg"`): the job, ~/.claude/jobs/<jobId>."""
+    spare: bool = False
+    """A worker kept ready for a next job (the agent view's "new session"): not a session yet."""
 
     def started_as(self, create_time: float) -> bool:
         """Whether the process now at self.pid (created at create_time) is the file's writer."""
@@ -122,6 +126,8 @@ def parse_session_file(data: bytes, pid: int | None = None) -> SessionFile | Non
         version=_str(raw, "version"),
         name_since=since / 1000 if (since := _ms(raw, "nameSince")) is not None else None,
         tmux=_str(raw, "tmux"),
+        job_id=(_str(raw, "jobId") or "")[:64] or None,
+        spare=raw.get("spare") is True,
     )
 
 
@@ -141,7 +147,10 @@ def file_location(sf: SessionFile) -> TmuxLocation | None:
 
 
 def status_event(sf: SessionFile) -> Event | None:
-    """The status event a session file stands for; None for an unknown status."""
+    """The status event a session file stands for; None for an unknown status or a spare
+    worker (2.1.332: `spare: true` until a job claims it, then the flag goes)."""
+    if sf.spare:
+        return None
     kinds: dict[str | None, type[StatusBusy | StatusWaiting | StatusIdle]] = {
         "busy": StatusBusy,
         "waiting": StatusWaiting,
@@ -164,6 +173,7 @@ def status_event(sf: SessionFile) -> Event | None:
         title_at=sf.name_since,
         tmux=file_location(sf),
         account=sf.account,
+        job_id=sf.job_id,
     )
     if sf.name and sf.name_since and sf.status_updated_at and sf.name_since > sf.status_updated_at:
         # A rename changes neither status nor statusUpdatedAt: it gets an id of its own.
@@ -202,7 +212,15 @@ def _alive(sf: SessionFile) -> bool:
 
 
 def _key(sf: SessionFile) -> tuple[object, ...]:
-    return (sf.session_id, sf.status, sf.status_updated_ms, sf.waiting_for, sf.name, sf.tmux)
+    return (
+        sf.session_id,
+        sf.status,
+        sf.status_updated_ms,
+        sf.waiting_for,
+        sf.name,
+        sf.tmux,
+        sf.spare,
+    )
 
 
 class SessionFileWatcher:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -290,3 +292,35 @@ def test_enable_notifications_reports_its_result(dashboard: Page) -> None:
     expect(result).not_to_have_text("Turning on notifications…", timeout=20_000)
     expect(result).to_have_attribute("data-ok", re.compile("^(true|false)$"))
     assert (result.text_content() or "").strip()
+
+
+def test_a_background_session_is_marked_on_its_row_live_and_on_reload(
+    dashboard: Page, daemon: Daemon
+) -> None:
+    """A `claude --bg` job (its session file: kind bg, jobId) gets the background chip; a
+    session in a pane does not."""
+    make(daemon, "in-a-pane", "idle")
+    me = os.getpid()
+    ticks = Path(f"/proc/{me}/stat").read_bytes().rpartition(b")")[2].split()[19].decode()
+    body = {
+        "pid": me,
+        "sessionId": "bg-job",
+        "cwd": "/w/proj",
+        "startedAt": 1_600_000_000_000,
+        "procStart": ticks,
+        "kind": "bg",
+        "jobId": "4c5f61e3",
+        "status": "busy",
+        "statusUpdatedAt": int(time.time() * 1000),
+    }
+    sessions = daemon.claude_dir / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / f"{me}.json").write_text(json.dumps(body))
+    chip = row(dashboard, "bg-job").locator('[data-slot="background"]')
+    expect(chip).to_be_visible()
+    expect(chip).to_have_text("background")
+    expect(row(dashboard, "bg-job").locator('[data-slot="pane"]')).to_be_hidden()
+    expect(row(dashboard, "in-a-pane").locator('[data-slot="background"]')).to_be_hidden()
+    dashboard.reload()  # rendered on the server the same way
+    expect(row(dashboard, "bg-job").locator('[data-slot="background"]')).to_be_visible()
+    expect(row(dashboard, "in-a-pane").locator('[data-slot="background"]')).to_be_hidden()

@@ -257,3 +257,25 @@ async def test_poller_learns_a_hookless_claudes_tmux_server_from_its_environment
     (seen,) = [e for e in events if isinstance(e, ProcessSeen)]
     assert seen.tmux is not None
     assert (seen.tmux.socket, seen.tmux.pane, seen.tmux.session) == (server.socket, "%0", "t")
+
+
+@pytest.mark.asyncio
+async def test_a_background_worker_with_no_pane_lives_while_its_process_does(
+    fake_claude: Path,
+) -> None:
+    # A `claude --bg` worker runs in a pty of Claude's own daemon: no tmux pane, ever. Its
+    # session file names its pid (the spare's file is no claim: parts/sources.py).
+    worker = subprocess.Popen([str(fake_claude), "600"], start_new_session=True)
+    try:
+        claims = [Claim(worker.pid, "bg-1", cwd="/w/proj")]
+        poller = ProcessPoller(lambda: claims, default_socket=False, clock=lambda: 5.0)
+        events = await poller.poll({"bg-1": Known()})
+        assert [(type(e), e.session_id) for e in events] == [(ProcessSeen, "bg-1")]
+        assert isinstance(events[0], ProcessSeen) and events[0].tmux is None
+        # Polled again with no pane anywhere: nothing ends it.
+        assert await poller.poll({"bg-1": Known(pid=worker.pid, alive=True)}) == []
+    finally:
+        worker.kill()
+        worker.wait()
+    events = await poller.poll({"bg-1": Known(pid=worker.pid, alive=True)})
+    assert [(type(e), e.session_id) for e in events] == [(ProcessGone, "bg-1")]

@@ -76,6 +76,11 @@ export function fillRow(row, v, now) {
     if (account.dataset.agent !== v.agent) account.dataset.agent = v.agent || "claude";
     show(account, Boolean(v.account));
   }
+  const bg = slot(row, "background");
+  if (bg) {
+    show(bg, Boolean(v.background));
+    bg.title = `background session (claude --bg): job ${v.job_id || ""}`;
+  }
   const pane = slot(row, "pane");
   setText(pane, v.pane);
   show(pane, Boolean(v.pane));

@@ -34,7 +34,10 @@ def _session_start(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
     if p.get("source") == "compact":
         return ev.CompactEnd(**c)
     return ev.SessionStart(
-        **c, origin=_text(p.get("source"), 40) or "startup", model=_text(p.get("model"), 200)
+        **c,
+        origin=_text(p.get("source"), 40) or "startup",
+        model=_text(p.get("model"), 200),
+        agent_type=_text(p.get("agent_type"), 100),
     )
 
 
