@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from purplemux import attach, tmux
 from purplemux import events as ev
+from purplemux.agents import registry
 from purplemux.answer import AnswerError, Choice, Desk, StatusError, pane_of
 from purplemux.attach import Attacher, AttachError
 from purplemux.engine import Engine
@@ -25,6 +26,7 @@ from purplemux.events import Source
 from purplemux.model import Session, State
 from purplemux.present import DISMISS, allows
 from purplemux.prompts import Prompt
+from purplemux.resume import armed, refusal
 from purplemux.settings import Settings
 
 BY = frozenset({"page", "push", "cli", "api"})
@@ -33,7 +35,7 @@ MAX_TEXT = 2000
 SETTLE = 1.5
 """Seconds `screen` waits for a dialog it sees to be known as needs-input (see `Actions.screen`)."""
 SETTLE_STEP = 0.05
-VERBS = ("dismiss", "answer", "focus", "screen")
+VERBS = ("dismiss", "answer", "focus", "screen", "resume")
 """What a person can do to a session (and so what another host may ask of its owner)."""
 
 
@@ -142,6 +144,27 @@ class FocusInput:
         return {} if self.client is None else {"client": self.client}
 
 
+@dataclass(frozen=True, slots=True)
+class ResumeInput:
+    """Arm (at_reset true) or cancel (false) the session's resume at its limit's reset."""
+
+    at_reset: bool
+    by: str = "api"
+
+    @classmethod
+    def parse(cls, data: Any) -> ResumeInput:
+        """From a JSON body `{at_reset: true | false, by?}`; 422 with the reason."""
+        if not isinstance(data, dict) or not isinstance(data.get("at_reset"), bool):
+            raise ActionError(422, "send a JSON object: {at_reset: true} (or false to cancel)")
+        by = data.get("by", "api")
+        if by not in BY:
+            raise ActionError(422, f"by must be one of {', '.join(sorted(BY))}")
+        return cls(bool(data["at_reset"]), str(by))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at_reset": self.at_reset, "by": self.by}
+
+
 # --- results ----------------------------------------------------------------------------------
 
 
@@ -226,7 +249,18 @@ class DismissResult:
         return self.session
 
 
-Result = ScreenResult | AnswerResult | FocusResult | DismissResult
+@dataclass(frozen=True, slots=True)
+class ResumeResult:
+    """The session after its resume at reset was armed or cancelled (its JSON, with its view)."""
+
+    session: dict[str, Any]
+    status = 200
+
+    def to_json(self) -> dict[str, Any]:
+        return self.session
+
+
+Result = ScreenResult | AnswerResult | FocusResult | DismissResult | ResumeResult
 
 
 def outcome(result: Result) -> Outcome:
@@ -414,3 +448,32 @@ class Actions:
             raise ActionError(409, f"session is {session.state.value}, not in review")
         await self._by_user(ev.Dismiss, session_id, "dismiss")
         return DismissResult(self.engine.public(self.engine.sessions[session_id]))
+
+    async def resume(self, session_id: str, given: ResumeInput) -> ResumeResult:
+        """Arm the session to resume at its limit's reset (or cancel that): a Resume event of
+        the user's, so the event log says who asked and a restart keeps it. Arming types into
+        the pane later, so it needs what an answer needs (403 with the input switch off)."""
+        session = self.session(session_id)
+        if given.at_reset:
+            self.require_input()
+            why = refusal(session)
+            agent = registry.get(session.agent)
+            if why is None and agent.input_box is None:
+                why = f"purplemux cannot read {agent.label}'s input box to type into it"
+            if why is not None:
+                raise ActionError(409, f"{why}: nothing was armed")
+            if armed(session) is not None:  # asked twice: armed once
+                return ResumeResult(self.engine.public(session))
+        elif armed(session) is None:
+            raise ActionError(409, "the session is not armed to resume at the reset")
+        assert session.limit is not None
+        await self._by_user(
+            ev.Resume,
+            session_id,
+            "resume",
+            name=f"Resume at reset: {'armed' if given.at_reset else 'cancelled'} ({given.by})",
+            wall_at=session.limit.at,
+            state="armed" if given.at_reset else "cancelled",
+            by=given.by,
+        )
+        return ResumeResult(self.engine.public(self.engine.sessions[session_id]))

@@ -197,6 +197,10 @@ class Desk:
                 self._seen.popitem(last=False)
         return at
 
+    def lock(self, loc: TmuxLocation) -> asyncio.Lock:
+        """The pane's lock: one thing types into a pane at a time (answers, resume at reset)."""
+        return self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
+
     async def read(self, session: Session) -> Screen:
         """The pane's text and the prompt on it (AnswerError 409 when there is no pane)."""
         loc = pane_of(session)
@@ -228,8 +232,7 @@ class Desk:
                 f"the session is {session.state.value}, not needs-input: nothing was typed",
             )
         agent = registry.get(session.agent)
-        lock = self._locks.setdefault((loc.socket, loc.pane), asyncio.Lock())
-        async with lock:
+        async with self.lock(loc):
             why = await self.in_front(loc, session.pid, agent)
             if why is not None:
                 raise AnswerError(409, f"{why}: nothing was typed")

@@ -49,6 +49,7 @@ class Kind(StrEnum):
     OTHER = "other"  # any other hook (PostToolBatch, MessageDisplay, ...): no state change
     ANSWER = "answer"  # the user answered a prompt through purplemux (page, push, CLI): audit
     LIMIT = "limit"  # a usage limit stopped the session: its window, reset, Claude's own resume
+    RESUME = "resume"  # resume at the limit's reset: armed / cancelled (user), typed / skipped
 
 
 class Source(StrEnum):
@@ -360,6 +361,22 @@ class Answer(Event):
     confirmed: bool = True
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Resume(Event):
+    """Resume at the reset of the wall `wall_at`: the user arms or cancels it (`by`: page, cli,
+    api, or "setting" for PURPLEMUX_RESUME_AT_RESET), or the daemon ("resume-at-reset") is
+    typing, typed the prompt or skipped it (`reason`). Audit, and the session's `resume`."""
+
+    kind: ClassVar[Kind] = Kind.RESUME
+    wall_at: float = 0.0
+    state: str = "armed"
+    by: str = "api"
+    reason: str | None = None
+    text: str | None = None
+    """What was typed (state "typed")."""
+    confirmed: bool = True
+
+
 EVENT_TYPES: dict[Kind, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -391,6 +408,7 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
         Other,
         Answer,
         Limit,
+        Resume,
     )
 }
 
@@ -449,6 +467,7 @@ TEXT_CAPS: dict[str, int] = {
     "agent_type": 100,
     "limit_window": 40,
     "window": 40,
+    "state": 20,
 }
 """Longest text per event field: sources cap their own; this is the backstop for all of them."""
 

@@ -31,6 +31,7 @@ from purplemux.model import (
     LastEvent,
     LimitWall,
     PendingTool,
+    ResumeAtReset,
     Session,
     State,
 )
@@ -194,6 +195,7 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
         needs_input=go(REVIEW),
         unknown=go(REVIEW),
     ),
+    Kind.RESUME: _row(stay("sets the resume-at-reset request only (purplemux.resume)")),
 }
 
 # --- guards ------------------------------------------------------------------------------------
@@ -492,6 +494,11 @@ def _resumed(s: Session, e: Event, changes: dict[str, Any]) -> None:
         changes["superseded"] = False
 
 
+def _resume(s: Session, e: ev.Resume, changes: dict[str, Any]) -> None:
+    """The resume-at-reset request of a wall, as the user or the daemon last set it."""
+    changes["resume"] = ResumeAtReset(e.wall_at, e.state, e.by, e.at, e.reason)
+
+
 def _session_file(s: Session, e: Event, changes: dict[str, Any]) -> None:
     """The session file (busy, waiting, idle) names the pid and the session's title."""
     if isinstance(e, ev.StatusBusy | ev.StatusWaiting | ev.StatusIdle):
@@ -534,6 +541,7 @@ FIELD_RULES: Mapping[Kind, FieldRule] = {
     Kind.PROCESS_SEEN: _process_seen,
     Kind.TRANSCRIPT: _transcript,
     Kind.LIMIT: _limit,
+    Kind.RESUME: _resume,
 }
 """The rule of each event kind that sets fields of its own (a kind not listed sets none)."""
 

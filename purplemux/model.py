@@ -84,6 +84,25 @@ class LimitWall:
 
 
 @dataclass(frozen=True, slots=True)
+class ResumeAtReset:
+    """The user's request to resume a session at its limit's reset, and what became of it.
+
+    Lives on the session (set only by Resume events: the user's arming or cancelling, and the
+    daemon's typing or skipping), so the event log shows who asked, it survives a restart, and
+    it is tied to one wall: `wall_at` is the LimitWall.at it was asked for (a new wall is a new
+    question). state: "armed", "cancelled", "typing" (due: the daemon reads the pane and types;
+    stored first, so nothing is typed twice), "typed" (done, once), "skipped" (due, but the pane
+    did not allow it: `reason`)."""
+
+    wall_at: float
+    state: str = "armed"
+    by: str = "api"
+    """Who: page, push, cli, api, "setting" (PURPLEMUX_RESUME_AT_RESET), "resume-at-reset"."""
+    at: float = 0.0
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LastEvent:
     """The name and source time of the newest event applied to a session."""
 
@@ -169,6 +188,8 @@ class Session:
     """Ended, and its tmux pane has moved on to another session (/clear): no longer listed."""
     limit: LimitWall | None = None
     """Stopped by a usage limit, until the next turn starts (None: not at a wall)."""
+    resume: ResumeAtReset | None = None
+    """Resume at the reset of the wall, as asked (purplemux.resume decides when and whether)."""
     # Reducer bookkeeping, not part of the public shape.
     pending_tool: PendingTool | None = None
     recent_tools: tuple[PendingTool, ...] = ()
@@ -225,6 +246,7 @@ class Session:
             "background_tasks": [_flat(t) for t in self.background_tasks],
             "superseded": self.superseded,
             "limit": _flat(self.limit) if self.limit else None,
+            "resume": _flat(self.resume) if self.resume else None,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -287,4 +309,5 @@ class Session:
             error_kind=data.get("error_kind"),
             background_tasks=tuple(BackgroundTask(**t) for t in data.get("background_tasks") or ()),
             limit=LimitWall(**data["limit"]) if data.get("limit") else None,
+            resume=ResumeAtReset(**data["resume"]) if data.get("resume") else None,
         )

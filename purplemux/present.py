@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import tzinfo
 from typing import Any
 
-from purplemux import session_facts, timefmt
+from purplemux import resume, session_facts, timefmt
 from purplemux.model import AGENT_LABELS, LimitWall, Session, State
 
 
@@ -47,6 +47,10 @@ ANSWER = "answer"
 """Answer the prompt on the session's pane (GET /screen, POST /answer)."""
 JUMP = "jump"
 """Bring the session's pane to the front in tmux (POST /focus)."""
+RESUME = "resume"
+"""Arm the session to resume at its limit's reset (POST /resume {at_reset: true})."""
+CANCEL_RESUME = "cancel-resume"
+"""Cancel that (DELETE /resume)."""
 PANE_ACTIONS = frozenset({ANSWER, JUMP})
 """Actions that act on the pane: only for a live session in a tmux pane."""
 
@@ -246,6 +250,12 @@ class SessionView:
     """A Claude background session (claude --bg, the agent view): no pane; the row's chip."""
     job_id: str = ""
     """Its job (`claude attach <job>`), or ""."""
+    resume: str = ""
+    """Resume at the reset: "resumes after 22:32" while armed, "not resumed at the reset: why"
+    when it was due and the pane did not allow it, else ""."""
+    resume_at: float | None = None
+    """The reset an armed session resumes after (unix s): each surface shows it in its own
+    clock."""
 
     def to_json(self) -> dict[str, Any]:
         # Field by field (dataclasses.asdict deep-copies recursively: several times slower, and
@@ -285,7 +295,7 @@ def present(
         group = replace(group, key=f"host:{origin.host}|{group.key}", host=origin.host)
         window = replace(window, key=f"host:{origin.host}|{window.key}", host=origin.host)
         host_order = f"{origin.host}\x00"
-    actions = _actions(s, lk)
+    actions = _actions(s, lk) + _resume_actions(s)
     if origin.stale:  # its owner is not listening: nothing can be asked of it
         actions = ()
     offline = ""
@@ -351,7 +361,35 @@ def present(
         account=(s.account or "") if s.agent in named_accounts else "",
         background=s.background,
         job_id=s.job_id or "",
+        resume=_resume_text(s),
+        resume_at=s.limit.resets_at if s.limit and resume.armed(s) else None,
     )
+
+
+def clock_time(at: float, ref: float) -> str:
+    """A reset as this machine reads it: "22:32" on `ref`'s day, else "Dec 4 20:36"."""
+    return timefmt.wall_clock(at, ref)
+
+
+def _resume_actions(s: Session) -> tuple[str, ...]:
+    """Arm (a session at a wall that may be) or cancel (an armed one) resume at the reset."""
+    if resume.armed(s) is not None:
+        return (CANCEL_RESUME,)
+    if resume.refusal(s) is None:
+        return (RESUME,)
+    return ()
+
+
+def _resume_text(s: Session) -> str:
+    """The row's word on resume at the reset (see SessionView.resume)."""
+    r = s.resume
+    if r is None or s.limit is None or r.wall_at != s.limit.at:
+        return ""
+    if r.state == "armed" and s.limit.resets_at is not None:
+        return f"resumes after {clock_time(s.limit.resets_at, s.limit.at)}"
+    if r.state == "skipped":
+        return f"not resumed at the reset: {r.reason or 'see the event log'}"
+    return ""
 
 
 def session_json(

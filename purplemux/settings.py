@@ -91,6 +91,9 @@ class Settings:
     events even inside the retention period, so the list stays small."""
     allowed_hosts: tuple[str, ...] = ()
     """Host header names served besides the bound address and localhost (a proxy's name)."""
+    resume_at_reset: bool = False
+    """PURPLEMUX_RESUME_AT_RESET=on: every session stopped at a usage limit is armed to resume
+    shortly after the reset (Claude's own auto-continue excepted; purplemux.resume)."""
     tmux_tmpdir: str = "/tmp"
     """TMUX_TMPDIR (tmux's own variable): where the default tmux server keeps its socket."""
     account_list: tuple[Account, ...] = ()
@@ -255,6 +258,9 @@ class Settings:
             notify_context=env.get("PURPLEMUX_NOTIFY_CONTEXT", "") in ("1", "true", "yes"),
             context_window=_window(env.get("PURPLEMUX_CONTEXT_WINDOW")),
             tmux_tmpdir=env.get("TMUX_TMPDIR") or "/tmp",
+            resume_at_reset=bool(
+                _switch(env.get("PURPLEMUX_RESUME_AT_RESET"), "PURPLEMUX_RESUME_AT_RESET")
+            ),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if not HOST_NAME.fullmatch(settings.host_name):

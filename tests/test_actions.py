@@ -294,3 +294,38 @@ def test_the_cli_says_what_a_refused_or_unconfirmed_answer_means(
             assert "takes no free text" in err and "pick one of the options" in err
         finally:
             d.stop()
+
+
+@pytest.mark.asyncio
+async def test_resume_arms_only_what_it_can_type_into(world: World) -> None:
+    from purplemux import events as ev
+    from purplemux.actions import ResumeInput
+
+    for sid, agent in (("w1", "claude"), ("w2", "codex")):
+        await world.hook(sid, "UserPromptSubmit", prompt="x")
+        await world.engine.submit(
+            ev.StopFailure(
+                session_id=sid,
+                at=time.time(),
+                id=f"wall-{sid}",
+                agent=agent,
+                error="limit",
+                error_kind="rate_limit",
+                limit_hit=True,
+                limit_resets_at=time.time() + 3600,
+            )
+        )
+    codex = await refused(world.acts.resume("w2", ResumeInput(True, "cli")))
+    assert codex.status == 409
+    assert codex.reason == (
+        "purplemux cannot read Codex's input box to type into it: nothing was armed"
+    )
+    armed = await world.acts.resume("w1", ResumeInput(True, "cli"))
+    assert armed.session["resume"]["state"] == "armed"
+    assert armed.session["view"]["resume"].startswith("resumes after ")
+    again = await world.acts.resume("w1", ResumeInput(True, "page"))  # asked twice: armed once
+    assert again.session["resume"]["by"] == "cli"
+    cancelled = await world.acts.resume("w1", ResumeInput(False, "page"))
+    assert cancelled.session["resume"]["state"] == "cancelled"
+    assert cancelled.session["view"]["resume"] == ""
+    assert (await refused(world.acts.resume("nope", ResumeInput(True)))).status == 404

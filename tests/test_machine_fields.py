@@ -14,6 +14,7 @@ from purplemux.model import (
     BackgroundTask,
     LimitWall,
     PendingTool,
+    ResumeAtReset,
     Session,
     State,
     TmuxLocation,
@@ -328,6 +329,18 @@ CASES: list[tuple[str, Session, Event, dict[str, Any]]] = [
             "permission_mode": "plan",
             "account": "work",
         },
+    ),
+    (
+        "resume@the user arms resume at the reset of the wall it sits at",
+        WORN,
+        make(Kind.RESUME, wall_at=2.0, state="armed", by="cli"),
+        {"resume": ResumeAtReset(2.0, "armed", "cli", 10.0, None)},
+    ),
+    (
+        "resume@the daemon skipped it, with the reason",
+        replace(WORN, resume=ResumeAtReset(2.0, "armed", "page", 3.0)),
+        make(Kind.RESUME, wall_at=2.0, state="skipped", by="resume-at-reset", reason="typed"),
+        {"resume": ResumeAtReset(2.0, "skipped", "resume-at-reset", 10.0, "typed")},
     ),
     (
         "other@a hook's bare pane keeps what the poller learnt of it",

@@ -19,6 +19,19 @@ Recognise = Callable[[str, Context | None], Prompt | None]
 """(the pane's plain text, what the hooks said) -> the prompt on screen, or None."""
 
 
+@dataclass(frozen=True, slots=True)
+class InputBox:
+    """What the agent's input box holds on screen: its text ("" when empty), or why it cannot
+    be read with one reading (`unreadable`; then nothing is typed)."""
+
+    text: str = ""
+    unreadable: str | None = None
+
+
+ReadInput = Callable[[str], InputBox]
+"""(the pane's plain text) -> the input box on it."""
+
+
 @dataclass(frozen=True)
 class Agent:
     """One agent's knowledge, as plain functions and facts."""
@@ -36,3 +49,5 @@ class Agent:
     """How its prompts look on screen (the options carry the keys that answer them)."""
     key_guard: float
     """Seconds a new dialog ignores keys (Claude drops keys sent sooner; Codex has no guard)."""
+    input_box: ReadInput | None = None
+    """How its input box reads (None: not known; nothing is typed into it unasked)."""

@@ -360,6 +360,39 @@ def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     return 0
 
 
+RESUME_FIXES = {
+    403: "typing into panes is off on this daemon: restart it without --no-input, or with "
+    "PURPLEMUX_INPUT=on",
+    409: "`purplemux status` shows whether the session waits at a usage limit (and whether "
+    "Claude continues it by itself)",
+}
+"""What to do next, by the status of a refused resume."""
+
+
+def cmd_resume(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from purplemux.client import ApiError, Client
+
+    client = Client(settings)
+    session = _resolve(client, args.id)
+    if session is None:
+        return 2
+    sid, where = session["id"], clean(session["view"]["where"])
+    try:
+        if args.cancel:
+            result = client.request("DELETE", f"/api/sessions/{sid}/resume")
+        else:
+            body = {"at_reset": True, "by": "cli"}
+            result = client.request("POST", f"/api/sessions/{sid}/resume", body)
+    except ApiError as exc:
+        print(f"purplemux: {where}: {exc} (HTTP {exc.status})", file=sys.stderr)
+        if fix := RESUME_FIXES.get(exc.status):
+            print(f"purplemux: {fix}", file=sys.stderr)
+        return 1
+    said = clean(result["view"].get("resume") or "")
+    out.write(f"{where}: {said}\n" if said else f"{where}: resume at the reset cancelled\n")
+    return 0
+
+
 def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from purplemux import tmux
     from purplemux.client import ApiError, Client
@@ -512,6 +545,7 @@ COMMANDS = {
     "peek": cmd_peek,
     "answer": cmd_answer,
     "jump": cmd_jump,
+    "resume": cmd_resume,
     "tmux-status": cmd_tmux_status,
     "report": cmd_report,
     "doctor": cmd_doctor,

@@ -82,6 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--text", help="a free-text answer to a question")
     how.add_argument("--cancel", action="store_true", help="press Esc on the prompt")
 
+    resume = sub.add_parser(
+        "resume", help="type 'continue' into a session shortly after its usage limit resets"
+    )
+    resume.add_argument("id", help=SESSION_ID)
+    when = resume.add_mutually_exclusive_group(required=True)
+    when.add_argument(
+        "--at-reset", action="store_true", help="arm it: once, if it still waits at the limit"
+    )
+    when.add_argument("--cancel", action="store_true", help="cancel an armed resume")
+
     jump = sub.add_parser("jump", help="bring a session's pane to the front (switches your client)")
     jump.add_argument("id", help=SESSION_ID)
 

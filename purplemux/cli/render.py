@@ -66,7 +66,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
                 clean(v["pane"] or "-"),
                 duration(now - float(v["since"] or now)),
                 clean(wall_line(v, now) or v["reason"])[:60],
-                clean(v["facts"] or "-"),
+                _facts(v),
                 clean(s["id"])[:8],
             )
         )
@@ -84,6 +84,12 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             cells[at] = f"{colours[n]}{cells[at]}\033[0m"
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _facts(v: dict[str, Any]) -> str:
+    """The FACTS cell: the view's facts, then resume at the reset ("resumes after 22:32")."""
+    facts = [clean(v["facts"]), clean(v.get("resume") or "")]
+    return " · ".join(f for f in facts if f) or "-"
 
 
 def wall_line(view: dict[str, Any], now: float) -> str:

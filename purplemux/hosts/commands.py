@@ -11,6 +11,7 @@ from purplemux.actions import (
     FocusInput,
     Outcome,
     Result,
+    ResumeInput,
     outcome,
 )
 
@@ -45,6 +46,11 @@ async def run_local(rt: Runtime, kind: str, session_id: str, args: dict[str, Any
                 # owner makes in so many words: the loopback default does not cover it.
                 return Outcome(403, {"error": REMOTE_INPUT_OFF})
             result = await acts.answer(session_id, given)
+        elif kind == "resume":
+            wanted = ResumeInput.parse(args)
+            if wanted.at_reset and rt.settings.input is None:
+                return Outcome(403, {"error": REMOTE_INPUT_OFF})  # it types later, as an answer
+            result = await acts.resume(session_id, wanted)
         else:
             result = await acts.focus(session_id, FocusInput.parse(args))
     except ActionError as exc:

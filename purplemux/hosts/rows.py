@@ -184,6 +184,15 @@ FIELDS: dict[str, Check] = {
             "at": _number(),
         }
     ),
+    "resume": _object(
+        {
+            "wall_at": _number(),
+            "state": _text(MAX_WORD, optional=False),
+            "by": _text(MAX_WORD, optional=False),
+            "at": _number(),
+            "reason": _text(MAX_TEXT),
+        }
+    ),
 }
 """Each field of a session's public JSON (model.Session.to_json) and how it must look."""
 

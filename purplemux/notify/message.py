@@ -66,6 +66,30 @@ def context_payload(session: Session, window: int | None = None) -> dict[str, An
     }
 
 
+def resume_payload(session: Session, origin: Origin = LOCAL) -> dict[str, Any] | None:
+    """The push for resume at the reset, once it happened: typed ("resumed after the usage
+    limit's reset") or skipped with its reason; None for anything else (armed, cancelled)."""
+    r = session.resume
+    if r is None or r.state not in ("typed", "skipped"):
+        return None
+    v = present(session, origin)
+    head = f"{v.agent_label} · {v.name}"
+    if r.state == "typed":
+        what = "resumed after the usage limit's reset"
+        text = f"typed “continue” in {v.where}"
+    else:
+        what = "not resumed at the reset"
+        text = f"{r.reason or 'see the event log'} — {v.where}"
+    return {
+        "title": shorten(_clean(f"{head} · {what}"), TITLE_LIMIT),
+        "body": shorten(_clean(text)),
+        "tag": f"purplemux-{session.id}-resume",
+        "session_id": session.id,
+        "state": session.state.value,
+        "url": f"/#session-{session.id}",
+    }
+
+
 def urgency_for(state: State) -> str:
     """The Web Push `Urgency`: a waiting dialog wakes a phone, a finished turn need not."""
     return "high" if state is State.NEEDS_INPUT else "normal"

@@ -12,7 +12,14 @@ from purplemux.answer import AnswerError
 from purplemux.machine import Notify
 from purplemux.model import Session
 from purplemux.notify.desktop import DesktopNotifier
-from purplemux.notify.message import body, context_payload, push_payload, title, urgency_for
+from purplemux.notify.message import (
+    body,
+    context_payload,
+    push_payload,
+    resume_payload,
+    title,
+    urgency_for,
+)
 from purplemux.notify.policy import ContextAlerts, PushPolicy
 from purplemux.notify.webpush import WebPushSender
 from purplemux.present import ANSWER, allows, present
@@ -131,8 +138,27 @@ async def notifier(rt: Runtime) -> None:
             pending.add(task)
             task.add_done_callback(pending.discard)
 
+    def resumed(session: Session) -> None:
+        """Resume at the reset typed or skipped: one push (and desktop note) per outcome."""
+        r = session.resume
+        if r is None or (session.id, r.at) in told:
+            return
+        payload = resume_payload(session, rt.engine.origin_of(session.id))
+        if payload is None:
+            return
+        told.add((session.id, r.at))
+
+        async def to_devices() -> None:
+            if to := await subs.for_push():
+                await sender.send(payload, "normal", to)
+
+        send(to_devices())
+        send(desktop.notify(payload["title"], payload["body"], urgent=False))
+
     def on_change(session: Session) -> None:
-        """Opt-in (PURPLEMUX_NOTIFY_CONTEXT): one push per entry into the critical band."""
+        """Resume outcomes; opt-in (PURPLEMUX_NOTIFY_CONTEXT): one push per entry into the
+        critical band."""
+        resumed(session)
         if alerts is None:
             return
         if session.ended:
@@ -168,6 +194,8 @@ async def notifier(rt: Runtime) -> None:
                 )
             )
 
+    told = {(s.id, s.resume.at) for s in rt.engine.sessions.values() if s.resume is not None}
+    """Resume outcomes already told (those from before a restart are not told again)."""
     if alerts is not None:
         for known in rt.engine.sessions.values():
             alerts.seed(known.id, band(known))  # already critical: no push

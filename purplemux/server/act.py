@@ -1,6 +1,7 @@
 """Acting on a session from anywhere: read its screen, answer its prompt, focus its pane.
 
-GET /api/sessions/{id}/screen, POST /api/sessions/{id}/answer, POST /api/sessions/{id}/focus.
+GET /api/sessions/{id}/screen, POST /api/sessions/{id}/answer, POST /api/sessions/{id}/focus,
+POST /api/sessions/{id}/resume ({at_reset: true | false}) and DELETE (cancel).
 The verbs themselves are purplemux.actions; these routes read the body and relay or call them
 (an ActionError is answered by the app's handler).
 """
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from purplemux.actions import AnswerInput, FocusInput, Outcome, outcome
+from purplemux.actions import AnswerInput, FocusInput, Outcome, ResumeInput, outcome
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_actor, require_auth
 
@@ -72,3 +73,23 @@ async def focus(
     if (relayed := await acts.relayed("focus", session_id, given.to_json())) is not None:
         return reply(relayed)
     return reply(outcome(await acts.focus(session_id, given)))
+
+
+@acting(router.post, "resume")
+async def resume(
+    session_id: str, request: Request, rt: Runtime = Depends(current_runtime)
+) -> JSONResponse:
+    acts = rt.actions
+    given = ResumeInput.parse(await read_json(request, 4096))
+    if (relayed := await acts.relayed("resume", session_id, given.to_json())) is not None:
+        return reply(relayed)
+    return reply(outcome(await acts.resume(session_id, given)))
+
+
+@acting(router.delete, "resume")
+async def cancel_resume(session_id: str, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
+    acts = rt.actions
+    given = ResumeInput(at_reset=False)
+    if (relayed := await acts.relayed("resume", session_id, given.to_json())) is not None:
+        return reply(relayed)
+    return reply(outcome(await acts.resume(session_id, given)))

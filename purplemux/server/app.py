@@ -23,6 +23,7 @@ from purplemux.parts import retention, sources
 from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
 from purplemux.parts.pane_marker import pane_marker
+from purplemux.parts.resumer import resumer
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
 from purplemux.parts.supervisor import engine as engine_part
@@ -55,7 +56,7 @@ def default_parts(settings: Settings) -> list[Part]:
     """The long-running parts of a daemon: live sources (unless disabled), spool, notifier...,
     and the broker link to other hosts (with --broker)."""
     parts: list[Part] = list(sources.ALL) if settings.watch_sources else []
-    parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients]
+    parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients, resumer]
     parts.append(retention.retention)
     if settings.broker:
         parts.append(broker)

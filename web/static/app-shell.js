@@ -7,7 +7,8 @@ const SAVED = "purplemux:last-rows";
 const SAVE_EVERY_MS = 2000;
 const OFFLINE_REASON = "Offline: this needs the daemon, which cannot be reached now.";
 // Buttons that act on a session: none of them can work without the daemon.
-const ACTING = '[data-action="dismiss"], [data-action="answer"], [data-action="jump"], .prompt button, .prompt input';
+const ACTING =
+  '[data-action="dismiss"], [data-action="answer"], [data-action="jump"], [data-action="resume"], [data-action="cancel-resume"], .prompt button, .prompt input';
 
 const body = document.body;
 const connection = document.getElementById("connection");

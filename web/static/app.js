@@ -6,6 +6,7 @@
 import { follow } from "./follow.js";
 import * as view from "./view.js";
 import { pageKey } from "./pagekey.js";
+import { api } from "./api.js";
 import { fillLimits } from "./limits.js";
 
 const ENDED_PAGE = 50;
@@ -374,6 +375,31 @@ async function dismiss(button) {
   }
 }
 
+// Resume at the reset: arm (POST {at_reset: true}) or cancel (DELETE); the reply is the session.
+async function resumeAtReset(button, arm) {
+  const row = button.closest("[data-session-id]");
+  if (!row) return;
+  button.disabled = true;
+  try {
+    const path = `/api/sessions/${encodeURIComponent(row.dataset.sessionId)}/resume`;
+    const answer = arm ? await api("POST", path, { at_reset: true, by: "page" }) : await api("DELETE", path);
+    if (answer.ok) {
+      const s = answer.data;
+      const prev = sessions.get(s.id);
+      if (!prev || s.seq >= prev.seq) {
+        sessions.set(s.id, s);
+        rowFor(s.view);
+      }
+    } else {
+      button.title = answer.data.error || `refused (${answer.status})`;
+    }
+  } catch (_) {
+    // The daemon is unreachable: the connection status already says so.
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function showNotifyResult(text, ok) {
   els.notifyResult.textContent = text;
   els.notifyResult.dataset.ok = String(ok);
@@ -432,6 +458,8 @@ document.addEventListener("click", (event) => {
   const button = event.target.closest("[data-action]");
   if (!button) return;
   if (button.dataset.action === "dismiss") dismiss(button);
+  else if (button.dataset.action === "resume") resumeAtReset(button, true);
+  else if (button.dataset.action === "cancel-resume") resumeAtReset(button, false);
   else if (button.dataset.action === "more-ended") moreEnded(button);
   else if (button.dataset.action === "enable-notifications") enableNotifications(button);
 });

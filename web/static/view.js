@@ -133,6 +133,16 @@ export function fillRow(row, v, now) {
     show(away, Boolean(v.stale));
   }
 
+  // Resume at the reset: "resumes after 22:32" in the browser's own clock while armed.
+  const note = slot(row, "resume");
+  if (note) {
+    const said = v.resume_at ? `resumes after ${wallClock(v.resume_at, now)}` : v.resume || "";
+    setText(note, said);
+    show(note, Boolean(said));
+  }
+  show(row.querySelector('[data-action="resume"]'), v.actions.includes("resume"));
+  show(row.querySelector('[data-action="cancel-resume"]'), v.actions.includes("cancel-resume"));
+
   setText(slot(row, "error-text"), v.error);
   show(slot(row, "error"), Boolean(v.error));
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from purplemux.agents.base import Agent
 from purplemux.agents.claude.hooks import to_event
+from purplemux.agents.claude.input_box import read_input_box
 from purplemux.agents.claude.process import is_claude
 from purplemux.prompts import recognise
 
@@ -15,4 +16,5 @@ AGENT = Agent(
     is_tui=is_claude,
     recognise=recognise,
     key_guard=1.5,
+    input_box=read_input_box,
 )

@@ -1,0 +1,200 @@
+"""Resume at the reset, decided (purplemux/resume.py), read off Claude's screen
+(agents/claude/input_box.py) and said on the row (present.py): pure, no daemon."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from purplemux import events as ev
+from purplemux.agents.claude.input_box import read_input_box
+from purplemux.machine import fold
+from purplemux.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
+from purplemux.notify.message import resume_payload
+from purplemux.present import CANCEL_RESUME, RESUME, clock_time, present
+from purplemux.resume import DELAY, arm_by_setting, decide, next_due, refusal
+from tests.support.input_pane import LIMITS
+
+WALL = LimitWall("five_hour", resets_at=10_000.0, auto_resume_at=None, at=100.0)
+AT_WALL = Session(
+    id="s1",
+    state=State.REVIEW,
+    state_since=100.0,
+    tmux=TmuxLocation("%1", "/tmp/s", "w", "0"),
+    limit=WALL,
+    error="You've hit your 5-hour limit · resets 10:32pm (UTC)",
+    error_kind="rate_limit",
+)
+ARMED = replace(AT_WALL, resume=ResumeAtReset(100.0, "armed", "page", 200.0))
+
+
+def test_an_armed_session_waits_for_the_reset_then_a_minute_then_is_due() -> None:
+    assert decide(ARMED, 5_000.0).what == "wait"
+    assert decide(ARMED, 5_000.0).at == 10_000.0 + DELAY
+    assert decide(ARMED, 10_000.0).what == "wait"  # at the reset itself: not yet
+    assert decide(ARMED, 10_000.0 + DELAY).what == "due"
+    assert next_due([AT_WALL, ARMED]) == 10_000.0 + DELAY
+    assert next_due([AT_WALL]) is None  # nothing armed: no timer at all
+
+
+def test_nothing_is_done_for_a_session_nobody_armed_or_one_already_typed() -> None:
+    assert decide(AT_WALL, 20_000.0).what == "none"
+    typed = replace(AT_WALL, resume=ResumeAtReset(100.0, "typed", "resume-at-reset", 10_060.0))
+    assert decide(typed, 20_000.0).what == "none"
+    assert refusal(typed) == "purplemux already typed the resume prompt at this reset"
+    typing = replace(typed, resume=replace(typed.resume, state="typing"))  # type: ignore[arg-type]
+    assert decide(typing, 20_000.0).what == "none"
+    assert refusal(typing) == "purplemux is typing the resume prompt now"
+
+
+@pytest.mark.parametrize(
+    ("session", "why"),
+    [
+        (replace(ARMED, state=State.BUSY, state_since=300.0), "the session moved (busy)"),
+        (replace(ARMED, state=State.NEEDS_INPUT), "the session moved (needs-input)"),
+        (replace(ARMED, state_since=300.0), "the session moved (a new turn ended)"),
+        (replace(ARMED, limit=None), "the session moved on from its limit"),
+        (replace(ARMED, limit=replace(WALL, at=400.0)), "the session moved on from its limit"),
+        (replace(ARMED, ended=True), "the session ended"),
+        (
+            replace(ARMED, limit=replace(WALL, auto_resume_at=10_100.0)),
+            "Claude continues this session by itself",
+        ),
+    ],
+)
+def test_an_armed_session_that_moved_is_cancelled_with_the_reason(
+    session: Session, why: str
+) -> None:
+    assert (decide(session, 20_000.0).what, decide(session, 20_000.0).reason) == ("cancel", why)
+
+
+def test_dismissing_the_walls_review_keeps_it_armed() -> None:
+    dismissed = replace(ARMED, state=State.IDLE, state_since=300.0)
+    assert decide(dismissed, 20_000.0).what == "due"
+
+
+@pytest.mark.parametrize(
+    ("session", "why"),
+    [
+        (replace(AT_WALL, limit=None), "the session is not at a usage limit"),
+        (
+            replace(AT_WALL, limit=replace(WALL, auto_resume_at=10_100.0)),
+            "Claude continues this session by itself at the reset",
+        ),
+        (
+            replace(AT_WALL, limit=replace(WALL, resets_at=None)),
+            "the limit's reset time is unknown",
+        ),
+        (replace(AT_WALL, tmux=None), "the session has no tmux pane to type into"),
+        (replace(AT_WALL, ended=True), "the session has ended"),
+        (replace(AT_WALL, state=State.BUSY), "the session is busy, not stopped at its limit"),
+    ],
+)
+def test_only_a_session_stopped_at_a_known_reset_in_a_pane_can_be_armed(
+    session: Session, why: str
+) -> None:
+    assert refusal(session) == why
+    assert RESUME not in present(session).actions
+
+
+def test_the_setting_arms_each_wall_once_and_leaves_a_cancelled_one_alone() -> None:
+    assert arm_by_setting(AT_WALL)
+    assert not arm_by_setting(ARMED)
+    cancelled = replace(AT_WALL, resume=ResumeAtReset(100.0, "cancelled", "cli", 300.0))
+    assert not arm_by_setting(cancelled)
+    # The next wall is a new question.
+    assert arm_by_setting(replace(cancelled, limit=replace(WALL, at=500.0)))
+    assert not arm_by_setting(replace(AT_WALL, limit=replace(WALL, auto_resume_at=1.0)))
+
+
+def test_the_row_offers_the_button_says_it_is_armed_and_offers_cancelling() -> None:
+    view = present(AT_WALL)
+    assert RESUME in view.actions and view.resume == "" and view.resume_at is None
+    view = present(ARMED)
+    assert CANCEL_RESUME in view.actions and RESUME not in view.actions
+    assert view.resume == f"resumes after {clock_time(10_000.0, 100.0)}"
+    assert view.resume_at == 10_000.0
+    skipped = replace(
+        AT_WALL,
+        resume=ResumeAtReset(100.0, "skipped", "resume-at-reset", 10_060.0, "text is typed"),
+    )
+    assert present(skipped).resume == "not resumed at the reset: text is typed"
+    assert RESUME in present(skipped).actions  # it may be asked again
+
+
+def test_arming_is_a_user_event_the_event_log_keeps_and_a_replay_restores() -> None:
+    events: list[ev.Event] = [
+        ev.SessionStart(session_id="s1", at=1.0, id="a"),
+        ev.Prompt(session_id="s1", at=2.0, id="b", prompt="go"),
+        ev.StopFailure(
+            session_id="s1",
+            at=3.0,
+            id="c",
+            error="You've hit your 5-hour limit",
+            error_kind="rate_limit",
+            limit_hit=True,
+            limit_resets_at=9_000.0,
+            tmux=TmuxLocation("%1"),
+        ),
+    ]
+    at_wall = fold(Session(id="s1"), events)
+    assert at_wall.limit is not None and at_wall.state is State.REVIEW
+    arm = ev.Resume(
+        session_id="s1", at=4.0, id="d", source=ev.Source.USER, wall_at=at_wall.limit.at, by="cli"
+    )
+    armed = fold(at_wall, [arm])
+    assert armed.resume == ResumeAtReset(at_wall.limit.at, "armed", "cli", 4.0, None)
+    assert Session.from_record(armed.to_record()) == armed
+    assert decide(armed, 9_000.0 + DELAY).what == "due"
+    # Typing it starts a turn (Claude's prompt hook): the wall goes, the request is moot.
+    moved = fold(armed, [ev.Prompt(session_id="s1", at=5.0, id="e", prompt="continue")])
+    assert decide(moved, 9_999.0).what == "cancel"
+
+
+def test_the_push_says_it_resumed_or_why_not() -> None:
+    typed = replace(AT_WALL, resume=ResumeAtReset(100.0, "typed", "resume-at-reset", 10_060.0))
+    payload = resume_payload(typed)
+    assert payload is not None
+    assert "resumed after the usage limit's reset" in payload["title"]
+    assert "continue" in payload["body"]
+    skipped = replace(
+        AT_WALL,
+        resume=ResumeAtReset(100.0, "skipped", "resume-at-reset", 1.0, "text is typed in its box"),
+    )
+    payload = resume_payload(skipped)
+    assert payload is not None and "not resumed at the reset" in payload["title"]
+    assert payload["body"].startswith("text is typed in its box")
+    assert resume_payload(ARMED) is None
+
+
+def shot(name: str) -> str:
+    return (LIMITS / name).read_text()
+
+
+def test_the_input_box_at_the_gateway_wall_reads_empty() -> None:
+    assert read_input_box(shot("screen-gw-5h-final.txt")).text == ""
+    assert read_input_box(shot("screen-gw-5h-final.txt")).unreadable is None
+
+
+def test_text_in_the_input_box_is_read_as_typed() -> None:
+    text = shot("screen-gw-5h-final.txt").replace("\u276f\u00a0", "\u276f half a thought")
+    assert read_input_box(text).text == "half a thought"
+
+
+def test_claudes_own_hint_after_an_api_error_reads_as_empty() -> None:
+    assert read_input_box(shot("screen-lim-plain-final.txt")).text == ""
+
+
+def test_claude_saying_it_continues_by_itself_is_not_read() -> None:
+    box = read_input_box(shot("screen-oauth-5h-short-wait.txt"))
+    assert box.unreadable == "Claude says it continues by itself"
+
+
+def test_two_input_boxes_or_none_are_not_read() -> None:
+    rule = "\u2500" * 40
+    two = "\n".join([rule, "\u276f ", rule, "", rule, "\u276f ", rule])
+    assert read_input_box(two).unreadable == "two input boxes on screen"
+    assert read_input_box("just a shell prompt $").unreadable == "no input box on screen"
+    below = "\n".join([rule, "\u276f ", rule, *["more"] * 8])
+    assert read_input_box(below).unreadable == "the input box is not at the bottom of the screen"
