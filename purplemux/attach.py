@@ -165,15 +165,20 @@ class Attacher:
         return dead.strip() == "0"
 
     async def _drawn(self, loc: TmuxLocation) -> None:
-        """Until the attach shows more than a blank screen (or DRAW_TIMEOUT)."""
+        """Until the attach shows more than a blank screen and the same screen twice in a row
+        (or DRAW_TIMEOUT). The attach replays the worker's screen in pieces: a dialog read
+        half drawn has another id than the whole one, and its answer would be refused as a
+        prompt that changed."""
         deadline = time.monotonic() + DRAW_TIMEOUT
+        last: str | None = None
         while time.monotonic() < deadline:
             try:
                 text = await tmux.capture(loc)
             except tmux.TmuxError:
                 return
-            if len(text.split()) > 3:
+            if len(text.split()) > 3 and text == last:
                 return
+            last = text
             await asyncio.sleep(POLL)
 
     def _close_later(self, job: str) -> None:
