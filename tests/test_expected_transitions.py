@@ -98,14 +98,22 @@ _ANSWERS_PENDING_END = _tool_cases(
         ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-bash", False),
     ]
 )
-_ANSWERS_PENDING_START = _tool_cases(
-    [
-        ("no call is pending", None, "Bash", "A", "", True),
-        (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "C", "d-bash", True),
-        ("a PreToolUse of another call (it has its own id)", ASKED, "Bash", "B", "d-bash", False),
-        ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-read", False),
-    ]
-) + [
+_ANSWERS_PENDING_START = [
+    *_tool_cases(
+        [
+            ("no call is pending", None, "Bash", "A", "", True),
+            (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "C", "d-bash", True),
+            (
+                "a PreToolUse of another call (it has its own id)",
+                ASKED,
+                "Bash",
+                "B",
+                "d-bash",
+                False,
+            ),
+            ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-read", False),
+        ]
+    ),
     Case(
         "a late PreToolUse that started before the wait began",
         {"pending_tool": None},
