@@ -289,7 +289,11 @@ class Actions:
 
     def __post_init__(self) -> None:
         if self.attacher is None:
-            self.attacher = Attacher(self.settings.home, self.settings.claude_dir)
+            self.attacher = Attacher(
+                self.settings.home,
+                self.settings.claude_dir,
+                dir_of=lambda s: self.settings.account_dir("claude", s.account),
+            )
 
     async def _on_screen(self, session: Session) -> Session:
         """The session as the desk reads it: a background session (no pane of its own) through
@@ -427,7 +431,8 @@ class Actions:
         """A background session has no pane: open `claude attach <job>` in the user's tmux."""
         socket = self.settings.tmux_default_socket or None
         try:
-            pane = await attach.jump(session, self.settings.claude_dir, given.client, socket)
+            config = self.settings.account_dir("claude", session.account)
+            pane = await attach.jump(session, config, given.client, socket)
             where = await tmux.run(
                 socket, "display-message", "-p", "-t", pane, "#{window_id}\t#{session_name}"
             )

@@ -115,6 +115,8 @@ class Attacher:
 
     home: Path
     claude_dir: Path
+    dir_of: Callable[[Session], Path] | None = None
+    """The config dir of a session's account (several Claude accounts); else claude_dir."""
     run: Run = tmux.run
     start: Callable[..., Awaitable[None]] = tmux.start_server
     keep_open: float = KEEP_OPEN
@@ -128,7 +130,8 @@ class Attacher:
 
     async def open(self, session: Session) -> TmuxLocation:
         """The attach window of the session's job, opened if it is not (and drawn)."""
-        argv = attach_command(session, self.claude_dir)
+        where = self.dir_of(session) if self.dir_of is not None else self.claude_dir
+        argv = attach_command(session, where)
         job = session.job_id or ""
         async with self._lock:
             loc = self._open.get(job)
@@ -183,15 +186,20 @@ class Attacher:
         return dead.strip() == "0"
 
     async def _drawn(self, loc: TmuxLocation) -> None:
-        """Until the attach shows more than a blank screen (or DRAW_TIMEOUT)."""
+        """Until the attach shows more than a blank screen and the same screen twice in a row
+        (or DRAW_TIMEOUT). The attach replays the worker's screen in pieces: a dialog read
+        half drawn has another id than the whole one, and its answer would be refused as a
+        prompt that changed."""
         deadline = time.monotonic() + DRAW_TIMEOUT
+        last: str | None = None
         while time.monotonic() < deadline:
             try:
                 text = await tmux.capture(loc)
             except tmux.TmuxError:
                 return
-            if len(text.split()) > 3:
+            if len(text.split()) > 3 and text == last:
                 return
+            last = text
             await asyncio.sleep(POLL)
 
     def _close_later(self, job: str) -> None:

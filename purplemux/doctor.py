@@ -18,7 +18,7 @@ from typing import Literal, TextIO
 
 from purplemux import __version__
 from purplemux.agents.claude.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
-from purplemux.settings import Settings
+from purplemux.settings import Account, Settings
 from purplemux.termtext import clean
 from purplemux.tmux import TmuxError, run_blocking
 
@@ -160,16 +160,31 @@ def hook_home_of(command: str) -> Path | None:
     return Path(home).expanduser() if home is not None else None
 
 
-def check_hooks(settings: Settings) -> Check:
-    """Our hook is registered for every event, runs an existing script, for this daemon home."""
-    path = settings.settings_json
-    fix = "run `purplemux install-hooks`"
+def _named(settings: Settings, name: str, account: Account | None) -> str:
+    """A check's name, with its account when the agent has several ("hooks (claude-work)")."""
+    if account is None or len(settings.accounts_of(account.agent)) < 2:
+        return name
+    return f"{name} ({account.label})"
+
+
+def _first(settings: Settings, agent: str) -> Account | None:
+    return next(iter(settings.accounts_of(agent)), None)
+
+
+def check_hooks(settings: Settings, account: Account | None = None) -> Check:
+    """Our hook is registered for every event, runs an existing script, for this daemon home
+    (in `account`'s settings.json; default: the first Claude account's)."""
+    account = account or _first(settings, "claude")
+    path = account.dir / "settings.json" if account else settings.settings_json
+    name = _named(settings, "hooks", account)
+    pick = f" --account {account.label}" if account and name != "hooks" else ""
+    fix = f"run `purplemux install-hooks{pick}`"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Check("hooks", "fail", f"{path} does not exist", fix)
+        return Check(name, "fail", f"{path} does not exist", fix)
     except (OSError, ValueError) as exc:
-        return Check("hooks", "fail", f"cannot read {path}: {exc}", "fix the JSON, then " + fix)
+        return Check(name, "fail", f"cannot read {path}: {exc}", "fix the JSON, then " + fix)
     hooks = data.get("hooks") if isinstance(data, dict) else None
     commands: dict[str, list[str]] = {}
     for event in HOOK_EVENTS:
@@ -184,9 +199,9 @@ def check_hooks(settings: Settings) -> Check:
         commands[event] = found
     missing = [e for e, found in commands.items() if not found]
     if len(missing) == len(HOOK_EVENTS):
-        return Check("hooks", "fail", f"not installed in {path}", fix)
+        return Check(name, "fail", f"not installed in {path}", fix)
     if missing:
-        return Check("hooks", "fail", f"missing for {', '.join(missing)} in {path}", fix)
+        return Check(name, "fail", f"missing for {', '.join(missing)} in {path}", fix)
     problems = []
     for command in sorted({c for found in commands.values() for c in found}):
         script = hook_script_of(command)
@@ -198,65 +213,74 @@ def check_hooks(settings: Settings) -> Check:
         if home is not None and home.resolve() != settings.home.resolve():
             problems.append(f"they report to {home}, not to {settings.home}")
     if problems:
-        return Check("hooks", "fail", "; ".join(problems), fix)
-    return Check("hooks", "ok", f"all {len(HOOK_EVENTS)} events in {path}")
+        return Check(name, "fail", "; ".join(problems), fix)
+    return Check(name, "ok", f"all {len(HOOK_EVENTS)} events in {path}")
 
 
-def check_codex_hooks(settings: Settings) -> Check | None:
+def check_codex_hooks(settings: Settings, account: Account | None = None) -> Check | None:
     """Codex's hooks: ours for every event in $CODEX_HOME/hooks.json, and trusted (a hash in
     config.toml that Codex accepts now: a modified one silently stops running). None when no
-    Codex home exists here (Codex is optional)."""
+    Codex home exists here (Codex is optional). `account`: which home (default: the first)."""
     from purplemux.agents.codex import install as codex
     from purplemux.install import targets
 
-    [target] = targets(settings, "codex")
+    account = account or _first(settings, "codex")
+    if account is None:
+        return None
+    [target] = targets(settings, "codex", account.label)
     if not target.present:
         return None
     script = settings.home / "status-hook.sh"
-    fix = "run: purplemux install-hooks --agent codex"
+    title = _named(settings, "codex hooks", account)
+    fix = "run: purplemux install-hooks --agent codex" + (
+        f" --account {account.label}" if title != "codex hooks" else ""
+    )
     try:
         st = codex.status(target.path, codex.hook_command(script, settings.home))
     except codex.CodexConfigError as exc:
-        return Check("codex hooks", "fail", str(exc), "fix the file, then " + fix)
+        return Check(title, "fail", str(exc), "fix the file, then " + fix)
     if not st.installed:
         missing = ", ".join(st.missing)
-        return Check("codex hooks", "fail", f"missing for {missing} in {st.hooks_json}", fix)
+        return Check(title, "fail", f"missing for {missing} in {st.hooks_json}", fix)
     if st.modified:
         which = ", ".join(st.modified)
         why = f"changed since they were trusted ({which}): Codex skips them without a word"
-        return Check("codex hooks", "fail", why, fix)
+        return Check(title, "fail", why, fix)
     if st.untrusted:
         which = ", ".join(st.untrusted)
-        return Check("codex hooks", "fail", f"not trusted in {st.config_toml} ({which})", fix)
+        return Check(title, "fail", f"not trusted in {st.config_toml} ({which})", fix)
     if st.other_command:
         return Check(
-            "codex hooks",
+            title,
             "warn",
             f"installed for another purplemux home or script ({', '.join(st.other_command)})",
             fix,
         )
-    return Check("codex hooks", "ok", f"all {len(codex.EVENTS)} events, trusted, in {target.path}")
+    return Check(title, "ok", f"all {len(codex.EVENTS)} events, trusted, in {target.path}")
 
 
-def check_claude_dir(settings: Settings) -> Check:
+def check_claude_dir(settings: Settings, account: Account | None = None) -> Check:
     """Claude's config dir exists and Claude has run with it (sessions/, projects/)."""
-    root = settings.claude_dir
+    account = account or _first(settings, "claude")
+    root = account.dir if account else settings.claude_dir
+    name = _named(settings, "claude config", account)
     if not root.is_dir():
         return Check(
-            "claude config",
+            name,
             "fail",
             f"{root} does not exist",
-            "run `claude` once, or set CLAUDE_CONFIG_DIR to the dir Claude uses",
+            "run `claude` once, or set CLAUDE_CONFIG_DIR (several: PURPLEMUX_CLAUDE_DIRS) to the "
+            "dirs Claude uses",
         )
     absent = [name for name in ("sessions", "projects") if not (root / name).is_dir()]
     if absent:
         return Check(
-            "claude config",
+            name,
             "warn",
             f"{root} has no {' or '.join(n + '/' for n in absent)}",
             "start a Claude session once; until then only hooks report state",
         )
-    return Check("claude config", "ok", f"{root}")
+    return Check(name, "ok", f"{root}")
 
 
 def _on_path(command: str, which: Which, missing: str, fix: str) -> Check:
@@ -388,14 +412,15 @@ def check_broker(settings: Settings, timeout: float = 2.0) -> Check | None:
 def run_checks(settings: Settings) -> list[Check]:
     """Every check, in the order a person would fix things."""
     broker = check_broker(settings)
-    codex_hooks = check_codex_hooks(settings)
+    claude = settings.accounts_of("claude")
+    codex_hooks = [check_codex_hooks(settings, a) for a in settings.accounts_of("codex")]
     return [
         check_daemon(settings),
         *([broker] if broker else []),
         check_token(settings),
-        check_hooks(settings),
-        *([codex_hooks] if codex_hooks else []),
-        check_claude_dir(settings),
+        *(check_hooks(settings, a) for a in claude),
+        *(c for c in codex_hooks if c is not None),
+        *(check_claude_dir(settings, a) for a in claude),
         check_file_watch(),
         check_push_keys(settings),
         check_tmux(),

@@ -95,8 +95,11 @@ class Engine:
         queue_size: int = 10_000,
         host: str = "",
         context_window: int | None = None,
+        named_accounts: frozenset[str] = frozenset(),
     ) -> None:
         self.store = store
+        self.named_accounts = named_accounts
+        """The agents with several accounts watched: their rows name the account."""
         self.host = host
         """This machine's name: every session this engine serves carries it as `host`."""
         self.context_window = context_window
@@ -214,7 +217,7 @@ class Engine:
         origin = self.origin
         kept = self._public.get(session.id)
         if kept is None or kept[0] is not session or kept[1] != origin:
-            view = present(session, origin, self.context_window)
+            view = present(session, origin, self.context_window, self.named_accounts)
             kept = (session, origin, session_json(session, origin, self.context_window, view), view)
             self._public[session.id] = kept
         return kept

@@ -30,13 +30,35 @@ class Target:
     present: bool
     """The agent is set up here: Claude always (its settings file is made), Codex when its home
     exists."""
+    account: str = ""
+    """The account's label (Settings.accounts)."""
 
 
-def targets(settings: Settings, agent: str | None = None) -> list[Target]:
-    """The agents install-hooks acts on: the one asked for, else every one set up here."""
-    out = [Target("claude", settings.settings_json, True)]
-    home = settings.codex_dir or Path.home() / ".codex"
-    out.append(Target("codex", home, home.is_dir()))
+class UnknownAccount(ValueError):
+    """--account names no configured account; the message lists them."""
+
+
+def targets(
+    settings: Settings, agent: str | None = None, account: str | None = None
+) -> list[Target]:
+    """What install-hooks acts on: every account (each Claude config dir's settings.json, each
+    Codex home), or those of `agent` / the one labelled `account`; without `agent` or
+    `account`, only what is set up here."""
+    out: list[Target] = []
+    for a in settings.accounts:
+        if a.agent == "claude":
+            out.append(Target("claude", a.dir / "settings.json", True, a.label))
+        else:
+            out.append(Target(a.agent, a.dir, a.dir.is_dir(), a.label))
+    if account is not None:
+        chosen = [t for t in out if t.account == account and agent in (None, t.agent)]
+        if not chosen:
+            known = ", ".join(f"{t.account} ({t.agent})" for t in out)
+            raise UnknownAccount(
+                f"no account {account!r}: the accounts are {known} "
+                "(PURPLEMUX_CLAUDE_DIRS, PURPLEMUX_CODEX_HOMES)"
+            )
+        return chosen
     if agent is not None:
         return [t for t in out if t.agent == agent]
     return [t for t in out if t.present]

@@ -29,15 +29,11 @@ log = logging.getLogger(__name__)
 
 def default_account(settings: Settings, agent: str, path: str | None = None) -> str:
     """The account a file of `agent` (a transcript, a rollout) belongs to, when no session
-    names it: the label of the agent's config dir (~/.claude -> "claude", ~/.codex -> "codex").
-
-    The one place that names an account for a reading no session names. When Settings gains
-    accounts (branch `accounts`), this body becomes
-    `return settings.account_of(agent, path) or settings.accounts_of(agent)[0].label`
-    (path: the transcript the reading names, so a second config dir gets its own label)."""
-    if agent == "codex":
-        return dir_label(settings.codex_dir or Path.home() / ".codex")
-    return dir_label(settings.claude_dir)
+    names it: the account whose dir holds `path`, else the agent's first account (~/.claude ->
+    "claude", ~/.codex -> "codex"), so a second config dir's readings get its own label."""
+    mine = settings.accounts_of(agent)
+    fallback = mine[0].label if mine else dir_label(settings.codex_dir or Path.home() / ".codex")
+    return settings.account_of(agent, path) or fallback
 
 
 def account_for(

@@ -202,7 +202,12 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
 
 
 def _answers_pending(s: Session, e: Event) -> bool:
-    """The tool event is about the call the dialog asked for (or no call is known)."""
+    """The tool event is about the call the dialog asked for (or no call is known), and a
+    PreToolUse started after the wait began: one that started before it is a late hook of the
+    call being asked about (a background job's state.json says "blocked" before the hooks of
+    that call arrive), not an answer."""
+    if e.kind is Kind.TOOL_START and e.at < s.state_since:
+        return False
     pending = s.pending_tool
     if pending is None:
         return True

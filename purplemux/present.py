@@ -243,6 +243,9 @@ class SessionView:
     offline: str = ""
     """A stale row's note ("laptop: host offline since"), the time after it from offline_since."""
     offline_since: float | None = None
+    account: str = ""
+    """The account's label on the row ("claude-work"), when the daemon watches several of this
+    agent's accounts; "" with one (every row would say the same)."""
     background: bool = False
     """A Claude background session (claude --bg, the agent view): no pane; the row's chip."""
     job_id: str = ""
@@ -266,9 +269,15 @@ class SessionView:
 _VIEW_FIELDS = tuple(f.name for f in fields(SessionView))
 
 
-def present(s: Session, origin: Origin = LOCAL, context_window: int | None = None) -> SessionView:
+def present(
+    s: Session,
+    origin: Origin = LOCAL,
+    context_window: int | None = None,
+    named_accounts: frozenset[str] = frozenset(),
+) -> SessionView:
     """The one view of a session (owned by `origin`'s host; `context_window`: the setting
-    PURPLEMUX_CONTEXT_WINDOW, None for the model table)."""
+    PURPLEMUX_CONTEXT_WINDOW, None for the model table; `named_accounts`: the agents whose
+    rows name their account, as several of theirs are watched)."""
     lk = LOOKS[s.state]
     name = session_facts.display_name(s.title, s.project, s.id)
     facts = session_facts.row_facts(_facts_input(s, name, context_window))
@@ -349,6 +358,7 @@ def present(s: Session, origin: Origin = LOCAL, context_window: int | None = Non
         stale=origin.stale,
         offline=offline,
         offline_since=origin.offline_since if origin.stale else None,
+        account=(s.account or "") if s.agent in named_accounts else "",
         background=s.background,
         job_id=s.job_id or "",
         resume=_resume_text(s),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -105,6 +105,15 @@ def _secs(x: object) -> str:
     return duration(value) if value else "-"
 
 
+def several_accounts(sessions: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether some agent's sessions here run under more than one account (then every table
+    names each session's account)."""
+    seen: dict[object, set[object]] = {}
+    for s in sessions:
+        seen.setdefault(s.get("agent"), set()).add(s.get("account"))
+    return any(len(accounts) > 1 for accounts in seen.values())
+
+
 def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = None) -> str:
     """The summary as a headline and a table; `colours` (state -> escape) only on a terminal."""
     since = datetime.fromtimestamp(float(data["since"])).strftime("%Y-%m-%d %H:%M")
@@ -116,6 +125,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
         return "\n".join([*lines[:2], "no sessions in this period"]) + "\n"
     head = ["SESSION", "AGENT", "PANE", "WAITED", "PROMPTS", "MEDIAN", *(s.upper() for s in STATES)]
     head += ["TOKENS", "COST", "ID"]
+    accounts = several_accounts(sessions)
     rows: list[list[str]] = []
     total_row = {**totals, "id": "", "project": "total", "tmux": None}
     for s in [*sessions, total_row]:
@@ -135,8 +145,14 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
                 clean(s["id"])[:8],
             ]
         )
+    shift = 0
+    if accounts:  # an ACCOUNT column after AGENT
+        shift = 1
+        head.insert(2, "ACCOUNT")
+        for row, s in zip(rows, [*sessions, total_row], strict=True):
+            row.insert(2, clean(str(s.get("account") or "-"))[:40] if s["id"] else "")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    numeric = set(range(3, len(head) - 1))
+    numeric = set(range(3 + shift, len(head) - 1))
 
     def fmt(row: list[str], n: int) -> str:
         cells = [
@@ -146,7 +162,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
             if n == 0:
                 cells = [f"{BOLD}{c}{RESET}" for c in cells]
             else:
-                for i, state in enumerate(STATES, start=6):
+                for i, state in enumerate(STATES, start=6 + shift):
                     if row[i] != "-" and state in colours:
                         cells[i] = f"{colours[state]}{cells[i]}{RESET}"
                 if n == len(rows):

@@ -19,7 +19,7 @@ from purplemux.logins import Logins
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.settings import Settings
-from purplemux.sources.claude_sessions import SessionFileWatcher
+from purplemux.sources.claude_sessions import SessionFiles, SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
 from purplemux.store import AsyncStore
 from purplemux.tmux_control import TmuxControl
@@ -40,8 +40,9 @@ class Adapters:
     """What a daemon reads and drives beyond its store; create_app builds them (a test may give
     its own)."""
 
-    session_files: SessionFileWatcher
-    """Claude's session files, read by the session-file, process and recovery parts."""
+    session_files: SessionFiles | SessionFileWatcher
+    """Claude's session files (of every config dir), read by the session-file, process and
+    recovery parts."""
     tmux: TmuxControl
     """One tmux control client per server: pane changes (process part), writes (pane marker)."""
     logins: Logins
@@ -49,9 +50,15 @@ class Adapters:
 
 
 def default_adapters(settings: Settings, token: str) -> Adapters:
-    """The real ones: Claude's session folder, tmux's servers, the logins file in the home."""
+    """The real ones: each Claude config dir's session folder, tmux's servers, the logins file
+    in the home."""
     return Adapters(
-        session_files=SessionFileWatcher(settings.claude_dir / "sessions"),
+        session_files=SessionFiles(
+            tuple(
+                SessionFileWatcher(a.dir / "sessions", account=a.label)
+                for a in settings.accounts_of("claude")
+            )
+        ),
         tmux=TmuxControl(default_socket=settings.tmux_default_socket),
         logins=Logins(settings.home / LOGINS_FILE, token),
     )
@@ -92,7 +99,7 @@ class Runtime:
         self.limits = LimitKeeper(self.settings, self.store, self.engine)
 
     @property
-    def session_files(self) -> SessionFileWatcher:
+    def session_files(self) -> SessionFiles | SessionFileWatcher:
         return self.adapters.session_files
 
     @property

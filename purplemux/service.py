@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Literal
 
 import purplemux
-from purplemux.settings import DEFAULT_HOST, DEFAULT_PORT, Settings
+from purplemux.settings import (
+    CLAUDE_DIRS,
+    CODEX_HOMES,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    Settings,
+    default_label,
+)
 
 Kind = Literal["systemd", "launchd"]
 UNIT_NAME = "purplemux.service"
@@ -85,6 +92,12 @@ def service_environment(settings: Settings, user_home: Path) -> dict[str, str]:
         env["PURPLEMUX_HOME"] = str(settings.home)
     if settings.claude_dir != user_home / ".claude":
         env["CLAUDE_CONFIG_DIR"] = str(settings.claude_dir)
+    if settings.codex_dir is not None and settings.codex_dir != user_home / ".codex":
+        env["CODEX_HOME"] = str(settings.codex_dir)
+    for agent, name in (("claude", CLAUDE_DIRS), ("codex", CODEX_HOMES)):
+        mine = settings.accounts_of(agent)
+        if len(mine) > 1 or any(a.label != default_label(a.dir) for a in mine):
+            env[name] = ",".join(f"{a.label}={a.dir}" for a in mine)
     if settings.host != DEFAULT_HOST:
         env["PURPLEMUX_HOST"] = settings.host
     if settings.port != DEFAULT_PORT:

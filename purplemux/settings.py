@@ -19,6 +19,26 @@ MAX_BODY = 1024 * 1024
 MAX_HOOK_BODY = 16 * MAX_BODY
 """A hook body up to this is taken with its long strings cut (purplemux.sources.trim)."""
 HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+ACCOUNT_LABEL = re.compile(r"[A-Za-z0-9._-]{1,40}")
+CLAUDE_DIRS = "PURPLEMUX_CLAUDE_DIRS"
+CODEX_HOMES = "PURPLEMUX_CODEX_HOMES"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """One login of one agent: a Claude config dir or a Codex home, by its short label."""
+
+    agent: str
+    """"claude" or "codex"."""
+    label: str
+    """What rows, the CLI and the limits name it by ("claude", "claude-work", "codex")."""
+    dir: Path
+
+
+def default_label(path: Path) -> str:
+    """An account's label when none is given: its dir's name without a leading dot
+    (~/.claude -> "claude", ~/.claude-work -> "claude-work", ~/.codex -> "codex")."""
+    return path.name.lstrip(".") or "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +96,49 @@ class Settings:
     shortly after the reset (Claude's own auto-continue excepted; purplemux.resume)."""
     tmux_tmpdir: str = "/tmp"
     """TMUX_TMPDIR (tmux's own variable): where the default tmux server keeps its socket."""
+    account_list: tuple[Account, ...] = ()
+    """Every account watched (PURPLEMUX_CLAUDE_DIRS, PURPLEMUX_CODEX_HOMES); empty: one per
+    agent, claude_dir and codex_dir (see `accounts`)."""
+
+    @property
+    def accounts(self) -> tuple[Account, ...]:
+        """Every Claude config dir and Codex home this daemon watches, Claude's first; the first
+        of each agent is `claude_dir` / `codex_dir`."""
+        if self.account_list:
+            return self.account_list
+        out = [Account("claude", default_label(self.claude_dir), self.claude_dir)]
+        if self.codex_dir is not None:
+            out.append(Account("codex", default_label(self.codex_dir), self.codex_dir))
+        return tuple(out)
+
+    def accounts_of(self, agent: str) -> tuple[Account, ...]:
+        return tuple(a for a in self.accounts if a.agent == agent)
+
+    def account_dir(self, agent: str, label: str | None) -> Path:
+        """The dir of `agent`'s account labelled `label`; the agent's first when none is."""
+        mine = self.accounts_of(agent)
+        found = next((a.dir for a in mine if a.label == label), None)
+        if found is not None:
+            return found
+        if mine:
+            return mine[0].dir
+        return self.claude_dir if agent == "claude" else (self.codex_dir or self.claude_dir)
+
+    def account_of(self, agent: str, path: str | Path | None) -> str | None:
+        """The label of the account of `agent` whose dir holds `path` (a transcript, a rollout,
+        a session file); None when none does. The deepest dir wins (one inside another)."""
+        if not path:
+            return None
+        mine = self.accounts_of(agent)
+        text = os.path.normpath(os.path.abspath(os.path.expanduser(str(path))))
+        found = _holder(text, [(os.path.normpath(os.path.abspath(a.dir)), a) for a in mine])
+        if found is None:  # a link on either side: compare where they really are
+            try:
+                real = os.path.realpath(text)
+            except (ValueError, OSError):  # a NUL, a lone surrogate: no file of any account
+                return None
+            found = _holder(real, [(os.path.realpath(a.dir), a) for a in mine])
+        return found.label if found else None
 
     @property
     def input_allowed(self) -> bool:
@@ -146,10 +209,15 @@ class Settings:
             if env.get("CODEX_HOME")
             else Path.home() / ".codex"
         )
+        accounts = (
+            *_accounts("claude", env.get(CLAUDE_DIRS), claude.expanduser(), CLAUDE_DIRS),
+            *_accounts("codex", env.get(CODEX_HOMES), codex.expanduser(), CODEX_HOMES),
+        )
         settings = cls(
             home=home.expanduser(),
-            claude_dir=claude.expanduser(),
-            codex_dir=codex.expanduser(),
+            claude_dir=accounts[0].dir,
+            codex_dir=next(a.dir for a in accounts if a.agent == "codex"),
+            account_list=accounts,
             host=env.get("PURPLEMUX_HOST") or DEFAULT_HOST,
             port=_int(env.get("PURPLEMUX_PORT"), DEFAULT_PORT, "PURPLEMUX_PORT"),
             desktop_notifications=env.get("PURPLEMUX_DESKTOP_NOTIFY", "") in ("1", "true", "yes"),
@@ -205,6 +273,60 @@ class Settings:
                 f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
             )
         return settings
+
+
+def _holder(path: str, dirs: list[tuple[str, Account]]) -> Account | None:
+    best: tuple[int, Account] | None = None
+    for folder, account in dirs:
+        if (path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)) and (
+            best is None or len(folder) > best[0]
+        ):
+            best = (len(folder), account)
+    return best[1] if best else None
+
+
+def _accounts(agent: str, raw: str | None, default: Path, name: str) -> tuple[Account, ...]:
+    """`path` or `label=path` entries, comma-separated; none: the one default dir. Codex homes
+    are canonicalised as Codex names them in its trust keys (agents/codex/install.py), except
+    ~/.codex itself, which Codex uses as it is."""
+    if raw is None or not raw.strip():
+        return (Account(agent, default_label(default), default),)
+    out: list[Account] = []
+    example = f"{name}=work=~/.{agent}-work,home=~/.{agent}"
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        label, eq, where = entry.partition("=")
+        if not eq:
+            label, where = "", entry
+        label, where = label.strip(), where.strip()
+        if not where:
+            raise ValueError(f"{name}: {entry!r} names no folder; write path or label=path")
+        path = Path(where).expanduser()
+        if not path.is_absolute():
+            raise ValueError(
+                f"{name}: {where!r} is not an absolute path; write it from / or ~ ({example})"
+            )
+        if agent == "codex" and path != Path.home() / ".codex":
+            path = path.resolve()
+        label = label or default_label(path)
+        if not ACCOUNT_LABEL.fullmatch(label):
+            raise ValueError(
+                f"{name}: the label {label!r} must be 1-40 letters, digits, '.', '_' or '-'; "
+                f"name it with label=path ({example})"
+            )
+        for other in out:
+            if other.dir == path:
+                raise ValueError(f"{name}: {path} is listed twice; list each folder once")
+            if other.label == label:
+                raise ValueError(
+                    f"{name}: two folders have the label {label!r} ({other.dir} and {path}); "
+                    f"give each its own with label=path ({example})"
+                )
+        out.append(Account(agent, label, path))
+    if not out:
+        raise ValueError(f"{name} lists no folder; unset it or list some ({example})")
+    return tuple(out)
 
 
 def is_loopback(host: str) -> bool:

@@ -1,5 +1,6 @@
 """Regenerate docs/screenshot.png: a real daemon, sessions in every state, the page in Chromium:
-Claude sessions seeded through the hook route, and two real Codex TUIs in tmux beside them.
+Claude sessions of two accounts seeded through the hook route (one at its 5-hour limit, one
+in the background), and two real Codex TUIs in tmux beside them; a gauge per account on top.
 
 Usage: .venv/bin/python -m scripts.screenshot [--out docs/screenshot.png] [--width 1280]
        [--dark] [--phone PATH]
@@ -38,6 +39,12 @@ WEB_ANSWER = (
     "Three new tests cover the rules; all of them pass."
 )
 DEPLOY = {"command": "docker compose up -d db && alembic upgrade head"}
+WALL_IN = 85 * 60
+"""Seconds until the data-pipeline session's 5-hour limit resets."""
+WALL = "You've hit your 5-hour limit · resets {clock} (UTC)"
+"""Claude's StopFailure message at a limit (2.1.332); {clock} as Claude writes it, "10:32pm"."""
+ACCOUNTS = {DEFAULT: "claude", WORK: "work"}
+"""Which config dir (account) each tmux server's Claude sessions run under."""
 SCENES: list[Scene] = [
     (
         "s-pmx",
@@ -122,7 +129,8 @@ SCENES: list[Scene] = [
         "%6",
         [
             (640, "SessionStart", {"source": "startup"}),
-            (14, "UserPromptSubmit", {"prompt": "why is the nightly job slow?"}),
+            (140, "UserPromptSubmit", {"prompt": "why is the nightly job slow?"}),
+            (12, "StopFailure", {"error": "rate_limit", "last_assistant_message": WALL}),
         ],
     ),
     (
@@ -166,7 +174,8 @@ EXPECTED = {
     "s-infra": "review",
     "s-web": "review",
     "s-mobile": "needs-input",
-    "s-data": "busy",
+    "s-data": "review",
+    "s-bg": "busy",
     "s-docs": "review",
     "s-notes": "idle",
     "s-old": "idle",
@@ -192,26 +201,74 @@ def post_hook(
 
 def seed(d: Daemon) -> None:
     now = time.time()
+    root = d.home.parent
+    reset = time.gmtime(now + WALL_IN)
+    clock = time.strftime("%I:%M%p", reset).lstrip("0").lower()
     n = 0
     for sid, cwd, socket, pane, steps in SCENES:
+        account = ACCOUNTS.get(socket or "", "claude")
+        transcript = root / account / "projects" / "-".join(cwd.split("/")) / f"{sid}.jsonl"
         for ago, name, fields in steps:
             n += 1
-            payload = {"session_id": sid, "hook_event_name": name, "cwd": cwd, **fields}
+            payload = {
+                "session_id": sid,
+                "hook_event_name": name,
+                "cwd": cwd,
+                "transcript_path": str(transcript),
+                **fields,
+            }
+            if name == "StopFailure" and fields.get("error") == "rate_limit":
+                payload["last_assistant_message"] = WALL.format(clock=clock)
             post_hook(d, n, now - ago, pane, socket, payload)
-    # A subscription login's statusLine input, as the wrapper hands it on: the header's gauge.
-    limits = {
-        "five_hour": {"used_percentage": 42, "resets_at": now + 2 * 3600 + 1500},
-        "seven_day": {"used_percentage": 81, "resets_at": now + 3 * 86400},
-    }
-    body = json.dumps({"session_id": SCENES[0][0], "rate_limits": limits}).encode()
-    req = urllib.request.Request(d.url + "/api/statusline", data=body, method="POST")
-    req.add_header("Authorization", f"Bearer {d.token}")
-    with urllib.request.urlopen(req, timeout=5) as r:
-        assert r.status == 200, r.status
+    # Each login's statusLine input, as the wrapper hands it on: the header's gauges.
+    for sid, account, five, seven in (("s-pmx", "claude", 42, 81), ("s-web", "work", 93, 40)):
+        limits = {
+            "five_hour": {"used_percentage": five, "resets_at": now + 2 * 3600 + 1500},
+            "seven_day": {"used_percentage": seven, "resets_at": now + 3 * 86400},
+        }
+        path = root / account / "projects" / "p" / f"{sid}.jsonl"
+        post_json(
+            d,
+            "/api/statusline",
+            {"session_id": sid, "transcript_path": str(path), "rate_limits": limits},
+        )
+    background_job(root / "claude", now)
+    # The data-pipeline session waits for its reset: resume it then (the row's button).
+    wait_for(lambda: (d.session("s-data") or {}).get("limit"), timeout=10)
+    d.api("POST", "/api/sessions/s-data/resume", {"at_reset": True})
     # The design-docs turn was looked at: dismiss its review, as a click on the page would.
     d.api("POST", "/api/sessions/s-docs/dismiss")
     EXPECTED["s-docs"] = "idle"
     wait_for(lambda: {s["id"]: s["state"] for s in d.sessions()} == EXPECTED, timeout=10)
+
+
+def post_json(d: Daemon, path: str, body: dict[str, Any]) -> None:
+    req = urllib.request.Request(d.url + path, data=json.dumps(body).encode(), method="POST")
+    req.add_header("Authorization", f"Bearer {d.token}")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200, r.status
+
+
+def background_job(claude_dir: Path, now: float) -> None:
+    """A `claude --bg` job at work, as its state.json says (the jobs watcher lists it)."""
+    job = claude_dir / "jobs" / "5e1f0c2a"
+    job.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now - 50))
+    state = {
+        "state": "working",
+        "tempo": "active",
+        "detail": "Running pytest -q tests/reports",
+        "intent": "make the weekly report tests pass",
+        "sessionId": "s-bg",
+        "cwd": f"{HOME}/weekly-reports",
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "template": "bg",
+        "backend": "daemon",
+    }
+    part = job / "state.json.tmp"
+    part.write_text(json.dumps(state))
+    part.rename(job / "state.json")
 
 
 def shoot(
@@ -262,6 +319,7 @@ def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon],
     home = root / "home"
     script = install.install_script(home)
     with FakeResponsesAPI() as api:
+        api.limits.primary, api.limits.secondary = 23, 57  # the Codex account's gauge
         world = make_codex_home(
             root / "codex",
             api.base_url,
@@ -269,7 +327,6 @@ def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon],
             project_name="billing-service",
         )
         with TmuxCodex(install_codex(), world) as server:
-
             panes: list[CodexPane] = []
 
             def turns(d: Daemon) -> None:
@@ -299,10 +356,12 @@ def run(
     height: int,
     stage: Callable[[Daemon], Callable[[Page], None]],
     codex: bool = False,
+    accounts: bool = False,
 ) -> int:
     """The screenshot scripts' command line: a real daemon in a temporary home, which `stage`
     fills and then says how the page shows it; the screenshots go to docs/OUT by default.
-    `codex`: real Codex TUIs in tmux beside the seeded Claude sessions."""
+    `codex`: real Codex TUIs in tmux beside the seeded Claude sessions; `accounts`: two Claude
+    config dirs (ACCOUNTS), each a login of its own."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / out)
     parser.add_argument("--width", type=int, default=1280)
@@ -313,6 +372,11 @@ def run(
         root = Path(tmp)
         with contextlib.ExitStack() as stack:
             env, turns = stack.enter_context(codex_world(root)) if codex else ({}, None)
+            if accounts:
+                for account in ACCOUNTS.values():
+                    (root / account / "jobs").mkdir(parents=True)
+                dirs = ",".join(f"{a}={root / a}" for a in ACCOUNTS.values())
+                env = {**env, "PURPLEMUX_CLAUDE_DIRS": dirs}
             d = Daemon(home=root / "home", claude_dir=root / "claude", env_extra=env).start()
             try:
                 show = stage(d)
@@ -329,7 +393,7 @@ def show_dashboard(page: Page) -> None:
     from playwright.sync_api import expect
 
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
-    expect(page.locator('[data-slot="limits"] .limit')).to_have_count(1)  # the usage gauge
+    expect(page.locator('[data-slot="limits"] .limit')).to_have_count(3)  # the usage gauges
     page.locator("details.ended summary").click()
     page.evaluate("window.scrollTo(0, 0)")  # the click scrolled to the summary: the page's top
 
@@ -340,7 +404,7 @@ def stage(d: Daemon) -> Callable[[Page], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(argv, __doc__ or "", "screenshot.png", 980, stage, codex=True)
+    return run(argv, __doc__ or "", "screenshot.png", 980, stage, codex=True, accounts=True)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ class Case:
     at: float = AT
 
 
+STATE_SINCE = 1.0
+"""When the session entered the state a case starts from."""
 ASKED = PendingTool("Bash", "d-bash", "A")
 ASKED_NO_ID = PendingTool("Bash", "d-bash", None)
 SAME_CALL_NO_ID = "same tool and input, the asked-for call's id unknown"
@@ -96,14 +98,36 @@ _ANSWERS_PENDING_END = _tool_cases(
         ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-bash", False),
     ]
 )
-_ANSWERS_PENDING_START = _tool_cases(
-    [
-        ("no call is pending", None, "Bash", "A", "", True),
-        (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "C", "d-bash", True),
-        ("a PreToolUse of another call (it has its own id)", ASKED, "Bash", "B", "d-bash", False),
-        ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-read", False),
-    ]
-)
+_ANSWERS_PENDING_START = [
+    *_tool_cases(
+        [
+            ("no call is pending", None, "Bash", "A", "", True),
+            (SAME_CALL_NO_ID, ASKED_NO_ID, "Bash", "C", "d-bash", True),
+            (
+                "a PreToolUse of another call (it has its own id)",
+                ASKED,
+                "Bash",
+                "B",
+                "d-bash",
+                False,
+            ),
+            ("another tool, no ids", ASKED_NO_ID, "Read", None, "d-read", False),
+        ]
+    ),
+    Case(
+        "a late PreToolUse that started before the wait began",
+        {"pending_tool": None},
+        {"tool_name": "Bash", "tool_use_id": "A", "digest": ""},
+        holds=False,
+        at=STATE_SINCE - 0.25,
+    ),
+    Case(
+        "a PreToolUse that started as the wait began",
+        {"pending_tool": None},
+        {"tool_name": "Bash", "tool_use_id": "A", "digest": ""},
+        at=STATE_SINCE,
+    ),
+]
 
 
 _NOT_ENDED_BY_THIS_PROCESS = [
@@ -156,7 +180,7 @@ def test_the_file_lists_every_cell_once_with_a_reason() -> None:
 
 @pytest.mark.parametrize(("cell", "case"), _params())
 def test_step_matches_the_expected_cell(cell: Cell, case: Case) -> None:
-    session = Session(id=SID, state=cell.state, state_since=1.0, **case.session)
+    session = Session(id=SID, state=cell.state, state_since=STATE_SINCE, **case.session)
     event = ev.EVENT_TYPES[cell.kind](session_id=SID, at=case.at, id="e1", **case.event)
 
     new, effects = step(session, event)
@@ -164,7 +188,7 @@ def test_step_matches_the_expected_cell(cell: Cell, case: Case) -> None:
     expected = cell.to if cell.to is not None and (cell.guard is None or case.holds) else None
     if expected is None or expected is cell.state:
         assert new.state is cell.state, f"{cell.kind}@{cell.state} ({case.label}): {cell.why}"
-        assert new.state_since == 1.0
+        assert new.state_since == STATE_SINCE
         assert not [e for e in effects if isinstance(e, Notify)]
     else:
         assert new.state is expected, f"{cell.kind}@{cell.state} ({case.label}): {cell.why}"

@@ -102,3 +102,76 @@ def test_agent_codex_without_a_codex_home_says_how_to_fix_it(
     assert "set CODEX_HOME" in capsys.readouterr().err
     code, text = run("install-hooks")  # without --agent: Claude only, Codex is not set up here
     assert code == 0 and "hooks.json" not in text
+
+
+def test_two_claude_dirs_and_a_codex_home_each_get_hooks_and_give_every_byte_back(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A work and a personal Claude login plus one Codex home: install-hooks installs into each
+    file with its own backup, twice changes nothing, --account picks one, doctor names each,
+    and uninstall gives back each user's file byte for byte."""
+    work, personal = tmp_path / ".claude-work", tmp_path / "me" / ".claude"
+    for folder in (work, personal):
+        (folder / "sessions").mkdir(parents=True)
+        (folder / "projects").mkdir()
+    mine = {"theme": "dark", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}
+    (personal / "settings.json").write_text(json.dumps(mine, indent=2) + "\n")  # as Claude writes
+    monkeypatch.setenv("PURPLEMUX_CLAUDE_DIRS", f"{work},personal={personal}")
+    monkeypatch.setenv("PURPLEMUX_CODEX_HOMES", f"cx={world['codex']}")
+    files = [
+        personal / "settings.json",
+        world["codex"] / "config.toml",
+        world["codex"] / "hooks.json",
+    ]
+    before = [f.read_bytes() for f in files]
+
+    code, text = run("install-hooks")
+    assert code == 0, text
+    assert f"claude-work: installed purplemux hooks in {work / 'settings.json'}" in text
+    assert f"personal: installed purplemux hooks in {personal / 'settings.json'}" in text
+    assert "(backup: " in text.split("personal: ", 1)[1].splitlines()[0]  # its own backup
+    assert "hooks.json" in text and "config.toml" in text
+    for folder in (work, personal):
+        assert "PreToolUse" in json.loads((folder / "settings.json").read_text())["hooks"]
+    assert json.loads((personal / "settings.json").read_text())["theme"] == "dark"
+    assert not (world["claude"] / "settings.json").exists()  # CLAUDE_CONFIG_DIR: not listed
+    code, again = run("install-hooks")
+    assert code == 0 and again.count("nothing to change") == 4, again
+
+    # doctor: a line per account, each ok.
+    from purplemux import doctor
+
+    checks = {c.name: c for c in doctor.run_checks(Settings.from_env())}
+    for name in (
+        "hooks (claude-work)",
+        "hooks (personal)",
+        "claude config (claude-work)",
+        "claude config (personal)",
+        "codex hooks",
+    ):
+        assert checks[name].level == "ok", checks[name]
+    assert str(personal / "settings.json") in checks["hooks (personal)"].detail
+
+    # --account: one account only; the other keeps its hooks.
+    code, text = run("uninstall-hooks", "--account", "claude-work")
+    assert code == 0 and "claude-work: removed purplemux hooks" in text and "personal" not in text
+    checks = {c.name: c for c in doctor.run_checks(Settings.from_env())}
+    assert checks["hooks (claude-work)"].level == "fail"
+    assert "install-hooks --account claude-work" in checks["hooks (claude-work)"].fix
+    assert checks["hooks (personal)"].level == "ok"
+
+    code, text = run("uninstall-hooks")
+    assert code == 0, text
+    assert [f.read_bytes() for f in files] == before
+    assert "PreToolUse" not in (work / "settings.json").read_text()
+
+
+def test_an_unknown_account_is_refused_naming_the_accounts(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run("install-hooks", "--account", "wrok")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no account 'wrok': the accounts are claude (claude), codex (codex)" in err
+    assert "PURPLEMUX_CLAUDE_DIRS" in err
+    assert not (world["claude"] / "settings.json").exists()

@@ -232,3 +232,23 @@ def test_event_json_round_trip() -> None:
     for e in hook_events():
         assert ev.event_from_json(e.to_json()) == e
     assert ev.Tick(session_id="a", at=1, id="t", source=Source.DAEMON).to_json()["name"] == "tick"
+
+
+def test_a_background_jobs_dialog_stays_needs_input_when_its_late_hooks_arrive() -> None:
+    # The 2.1.332 capture (hooks-apikey-home.jsonl, jobs-files-over-time.jsonl): PreToolUse at
+    # .694, state.json "blocked" at .919, PermissionRequest at 207.537. Under load the
+    # PreToolUse can reach the daemon after state.json's event: it must not flip the row to
+    # busy and back (the badge would blink, and the prompt's id would change under a reader).
+    s = Session(id=SID)
+    s, _ = step(s, make(Kind.PROMPT, at=205.866, prompt="RUN:touch x.txt"))
+    s, _ = step(s, make(Kind.STATUS_WAITING, at=206.919, waiting_for="approve Bash: touch x.txt"))
+    assert s.state is State.NEEDS_INPUT
+    since = s.state_since
+    s, _ = step(s, make(Kind.TOOL_START, at=206.694, tool_name="Bash", tool_use_id="t1"))
+    assert (s.state, s.state_since) == (State.NEEDS_INPUT, since)
+    s, effects = step(s, make(Kind.PERMISSION, at=207.537, tool_name="Bash"))
+    assert (s.state, s.state_since) == (State.NEEDS_INPUT, since)
+    assert not [e for e in effects if isinstance(e, Notify)]
+    # The call's PostToolUse after the answer is the answer: busy again.
+    s, _ = step(s, make(Kind.TOOL_END, at=313.142, tool_name="Bash", tool_use_id="t1"))
+    assert s.state is State.BUSY

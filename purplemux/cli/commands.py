@@ -51,25 +51,32 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO)
         claude.write_standalone(path, claude.hook_command(script, settings.home))
         print(f"wrote {path}; run: claude --settings {path}", file=out)
         return 0
-    return _change_hooks(settings, args.agent, script, out, installed=True)
+    return _change_hooks(settings, args, script, out, installed=True)
 
 
 def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    return _change_hooks(settings, args.agent, None, out, installed=False)
+    return _change_hooks(settings, args, None, out, installed=False)
 
 
 def _change_hooks(
-    settings: Settings, agent: str | None, script: Any, out: TextIO, installed: bool
+    settings: Settings, args: argparse.Namespace, script: Any, out: TextIO, installed: bool
 ) -> int:
-    """(Un)install the hooks of each agent set up here (or of `agent`) and say what it did for
-    each; 2 when one refused (its files were left untouched; the others were still done)."""
+    """(Un)install the hooks of each account set up here (or of `--agent` / `--account`) and
+    say what it did for each; 2 when one refused (its files were left untouched; the others
+    were still done)."""
     from purplemux import install
     from purplemux.agents.claude import install as claude
     from purplemux.agents.codex import install as codex
 
     code = 0
-    targets = install.targets(settings, agent)
+    try:
+        targets = install.targets(settings, args.agent, getattr(args, "account", None))
+    except install.UnknownAccount as exc:
+        print(f"purplemux: {exc}", file=sys.stderr)
+        return 2
     for target in targets:
+        several = len(settings.accounts_of(target.agent)) > 1
+        label = f"{target.account}: " if several and target.account else ""
         try:
             if target.agent == "claude":
                 command = claude.hook_command(script, settings.home) if installed else ""
@@ -79,12 +86,16 @@ def _change_hooks(
                     if installed
                     else claude.uninstall(target.path)
                 )
-                print(install_summary(result, target.path, installed=installed), file=out)
+                print(label + install_summary(result, target.path, installed=installed), file=out)
                 if result.note:
-                    print(f"purplemux: {target.path}: {result.note}", file=sys.stderr)
+                    print(f"purplemux: {label}{target.path}: {result.note}", file=sys.stderr)
             else:
                 if not target.present:
-                    print(f"{target.path}: no Codex home here (set CODEX_HOME)", file=sys.stderr)
+                    print(
+                        f"{label}{target.path}: no Codex home here (set CODEX_HOME or "
+                        "PURPLEMUX_CODEX_HOMES to the homes Codex uses)",
+                        file=sys.stderr,
+                    )
                     code = 2
                     continue
                 command = codex.hook_command(script, settings.home) if installed else ""
@@ -93,9 +104,10 @@ def _change_hooks(
                     if installed
                     else codex.uninstall(target.path)
                 )
-                print(codex_summary(result, installed=installed), file=out)
+                summary = codex_summary(result, installed=installed)
+                print("\n".join(label + line for line in summary.splitlines()), file=out)
         except (claude.SettingsError, codex.CodexConfigError) as exc:
-            print(f"purplemux: {exc}", file=sys.stderr)
+            print(f"purplemux: {label}{exc}", file=sys.stderr)
             code = 2
     return code
 

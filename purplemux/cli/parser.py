@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
     uninstall = sub.add_parser("uninstall-hooks", help="remove exactly purplemux's hook entries")
     uninstall.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
+    for hooks_command in (install, uninstall):
+        hooks_command.add_argument(
+            "--account",
+            metavar="LABEL",
+            help="only this account's config (PURPLEMUX_CLAUDE_DIRS, PURPLEMUX_CODEX_HOMES)",
+        )
     sub.add_parser("states", help="print the state machine (Markdown and mermaid)")
 
     status = sub.add_parser("status", help="table of live sessions")

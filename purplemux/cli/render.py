@@ -71,6 +71,9 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
             )
         )
         colours.append(TERMINAL_COLOURS.get(v["colour"], ""))
+    if any(s["view"].get("account") for s in sessions):  # several accounts of an agent
+        accounts = [clean(s["view"].get("account") or "-") for s in sessions]
+        rows = [(*r[:3], a, *r[3:]) for r, a in zip(rows, ["ACCOUNT", *accounts], strict=True)]
     rows, colours = _with_hosts(rows, colours, sessions)
     at = 1 if rows[0][0] == "HOST" else 0
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

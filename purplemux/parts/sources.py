@@ -23,6 +23,7 @@ from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.events import Event, Source
 from purplemux.model import Session, State
 from purplemux.runtime import Runtime
+from purplemux.settings import Account
 from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
 from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, parse_panes
@@ -69,15 +70,28 @@ def _with_transcript(rt: Runtime, event: Event) -> Event:
         return event
     if (event.agent or (known.agent if known else "claude")) != "claude":
         return event
-    path = transcript_path(rt.settings.claude_dir, event.cwd, event.session_id)
+    path = transcript_path(_claude_dir(rt, event, known), event.cwd, event.session_id)
     return replace(event, transcript_path=str(path))
 
 
+def _claude_dir(rt: Runtime, event: Event, known: Session | None) -> Path:
+    """The config dir of the session's account (the event's, else the session's), else the
+    first."""
+    return rt.settings.account_dir("claude", event.account or (known.account if known else None))
+
+
 async def claude_jobs(rt: Runtime) -> None:
-    """Claude's background jobs (claude --bg, the agent view): each job's state.json."""
-    async for batch in JobWatcher(rt.settings.claude_dir / "jobs").events():
-        for event in batch:
-            rt.engine.post(_with_transcript(rt, event))
+    """Claude's background jobs (claude --bg, the agent view): each job's state.json, under
+    every Claude account's jobs/ (each job's events name that account)."""
+
+    async def follow(account: Account) -> None:
+        async for batch in JobWatcher(account.dir / "jobs").events():
+            for event in batch:
+                rt.engine.post(_with_transcript(rt, replace(event, account=account.label)))
+
+    async with asyncio.TaskGroup() as group:
+        for account in rt.settings.accounts_of("claude"):
+            group.create_task(follow(account), name=f"claude-jobs-{account.label}")
 
 
 async def transcripts(rt: Runtime) -> None:
@@ -86,22 +100,19 @@ async def transcripts(rt: Runtime) -> None:
 
     A big Claude transcript is read tail first (state and last answer at once), its history
     summed in the background; how far each was read is stored, so a restart continues there."""
-    tailers = {
-        "claude": TranscriptTailer(root=rt.settings.claude_dir / "projects", stats=rt.transcripts)
-    }
-    if rt.settings.codex_dir is not None:
-        tailers["codex"] = TranscriptTailer(
-            root=rt.settings.codex_dir / "sessions",
-            stats=rt.transcripts,
-            reader=RolloutReader,
-            tail_first=False,  # every token_count repeats the totals: read straight through
-        )
+    tailers = _tailers(rt)
     stored = await rt.store.call(lambda s: s.load_transcript_offsets())
     for tailer in tailers.values():
         tailer.remember(dict(stored))
 
     def tailer_of(session: Session) -> TranscriptTailer | None:
-        return tailers.get(session.agent)
+        # The account whose dir holds the file, else the session's, else the agent's first.
+        path = session.transcript_path
+        label = rt.settings.account_of(session.agent, path) if path else None
+        for key in ((session.agent, label), (session.agent, session.account)):
+            if key in tailers:
+                return tailers[key]
+        return next((t for (agent, _), t in tailers.items() if agent == session.agent), None)
 
     def on_watch(session: Session, path: str | None) -> None:
         tailer = tailer_of(session)
@@ -124,7 +135,8 @@ async def transcripts(rt: Runtime) -> None:
         # The history summing and the offset saver are this part's own: in its TaskGroup, so
         # one that crashes ends the part (logged, restarted by the supervisor), never silently.
         async with asyncio.TaskGroup() as group:
-            for name, tailer in tailers.items():
+            for (agent, label), tailer in tailers.items():
+                name = f"{agent}-{label}"
                 group.create_task(tailer.backfill(), name=f"transcript-history-{name}")
                 group.create_task(_save_offsets(rt, tailer), name=f"transcript-offsets-{name}")
             # The events are followed in the group's body (a sub-task's crash cancels it, and
@@ -142,6 +154,25 @@ async def transcripts(rt: Runtime) -> None:
                     await asyncio.shield(rt.store.call(lambda s: s.save_transcript_offsets(rows)))
             except Exception:
                 log.exception("could not store the transcript offsets")
+
+
+def _tailers(rt: Runtime) -> dict[tuple[str, str], TranscriptTailer]:
+    """One tailer per account: Claude's under its config dir's projects/, Codex's rollouts
+    under its home's sessions/ (a tailer reads only files under its root)."""
+    out: dict[tuple[str, str], TranscriptTailer] = {}
+    for account in rt.settings.accounts:
+        if account.agent == "claude":
+            out[("claude", account.label)] = TranscriptTailer(
+                root=account.dir / "projects", stats=rt.transcripts
+            )
+        elif account.agent == "codex":
+            out[("codex", account.label)] = TranscriptTailer(
+                root=account.dir / "sessions",
+                stats=rt.transcripts,
+                reader=RolloutReader,
+                tail_first=False,  # every token_count repeats the totals: read straight through
+            )
+    return out
 
 
 async def _follow(rt: Runtime, tailer: TranscriptTailer) -> None:
@@ -280,8 +311,9 @@ async def codex_panes(rt: Runtime) -> None:
     the approval was answered. A safety-net look comes after CODEX_QUIET, doubling up to
     CODEX_QUIET_MAX while looks find nothing new; the process table is walked at least every
     CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
-    homes = [str(rt.settings.codex_dir)] if rt.settings.codex_dir else []
-    watcher = CodexPanes(homes)
+    mine = rt.settings.accounts_of("codex")
+    homes = [str(a.dir) for a in mine]
+    watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
     wake = asyncio.Event()
     walk_now = True
     settle_until = 0.0
@@ -438,7 +470,8 @@ async def recovery(rt: Runtime) -> None:
             someone.set()
 
     unsubscribe = rt.engine.subscribe(change=on_change)
-    projects = rt.settings.claude_dir / "projects"
+    projects = {a.label: a.dir / "projects" for a in rt.settings.accounts_of("claude")}
+    first = rt.settings.claude_dir / "projects"
     try:
         await asyncio.sleep(RECOVERY_GRACE)
         while True:
@@ -453,8 +486,10 @@ async def recovery(rt: Runtime) -> None:
                 and not (s.agent == "codex" and s.tmux is not None)
             ]
             for session in unknown:
+                # Read only under the session's own account's projects/.
+                root = projects.get(session.account or "", first)
                 event = await asyncio.to_thread(
-                    judge, session, files.get(session.id), time.time(), projects
+                    judge, session, files.get(session.id), time.time(), root
                 )
                 if event is not None:
                     rt.engine.post(event, live=False)

@@ -47,7 +47,7 @@ async def _apply_spooled(rt: Runtime, files: list[Path], live: bool) -> int:
             if len(body) > MAX_BODY:
                 raise spool.SpoolTooLarge(f"{path.name}: larger than {MAX_BODY} bytes, cut")
             payload = json.loads(body)
-            event = to_event(payload, delivery.headers, time.time())
+            event = to_event(payload, delivery.headers, time.time(), rt.settings.account_of)
         except FileNotFoundError:
             continue  # applied meanwhile by the other drain (the watcher and the sweep race)
         except spool.SpoolTooLarge as exc:

@@ -144,7 +144,7 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
         k: v.encode("latin-1").decode("utf-8", "replace") for k, v in request.headers.items()
     }
     try:
-        event = to_event(payload, headers, time.time())
+        event = to_event(payload, headers, time.time(), rt.settings.account_of)
     except PayloadError as exc:
         raise HTTPException(422, str(exc)) from None
     try:

@@ -143,7 +143,14 @@ async def _start(settings: Settings, adapters: Callable[[Settings, str], Adapter
     await store.open()
     await retention.prune(store, settings)  # before loading: old sessions are never served
     retention.tighten(settings.home)
-    engine = Engine(store, host=settings.host_name, context_window=settings.context_window)
+    engine = Engine(
+        store,
+        host=settings.host_name,
+        context_window=settings.context_window,
+        named_accounts=frozenset(
+            a.agent for a in settings.accounts if len(settings.accounts_of(a.agent)) > 1
+        ),
+    )
     restarts = engine.load(await store.call(lambda s: s.load_sessions()))
     rt = Runtime(
         settings=settings,

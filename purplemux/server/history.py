@@ -147,12 +147,15 @@ def records(rt: Runtime, rs: Mapping[str, Replay]) -> dict[str, Session]:
     return {sid: rt.engine.sessions.get(sid) or r.session for sid, r in rs.items()}
 
 
+KEYS = ("project", "cwd", "tmux", "state", "ended", "agent", "account")
+
+
 def describe(sessions: Mapping[str, Session]) -> dict[str, dict[str, Any]]:
     """Each session's own fields for a summary row."""
     out: dict[str, dict[str, Any]] = {}
     for sid, session in sessions.items():
         s = session.to_json()
-        out[sid] = {k: s.get(k) for k in ("project", "cwd", "tmux", "state", "ended", "agent")}
+        out[sid] = {k: s.get(k) for k in KEYS}
     return out
 
 

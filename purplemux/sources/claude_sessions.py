@@ -8,7 +8,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ class SessionFile:
     name_since: float | None = None
     tmux: str | None = None
     """2.1.332: Claude's own pane, "session:@window.%pane"."""
+    account: str | None = None
+    """The label of the config dir the file is in (set by its watcher, not in the file)."""
     job_id: str | None = None
     """2.1.332 background sessions (`kind: "bg"`): the job, ~/.claude/jobs/<jobId>."""
     spare: bool = False
@@ -170,6 +172,7 @@ def status_event(sf: SessionFile) -> Event | None:
         title=sf.name,
         title_at=sf.name_since,
         tmux=file_location(sf),
+        account=sf.account,
         job_id=sf.job_id,
     )
     if sf.name and sf.name_since and sf.status_updated_at and sf.name_since > sf.status_updated_at:
@@ -227,12 +230,15 @@ class SessionFileWatcher:
         self,
         sessions_dir: Path,
         *,
+        account: str | None = None,
         check_alive: bool = True,
         debounce_ms: int = 10,
         step_ms: int = 10,  # see TranscriptTailer: 1 ms cost ~1.2 % of a core while idle
         rescan_ms: int = 5000,
     ) -> None:
         self.sessions_dir = Path(os.path.abspath(sessions_dir))
+        self.account = account
+        """The label of the config dir: every file's events name it."""
         self.check_alive = check_alive
         self.debounce_ms, self.step_ms, self.rescan_ms = debounce_ms, step_ms, rescan_ms
         self._known: dict[int, SessionFile] = {}
@@ -271,6 +277,8 @@ class SessionFileWatcher:
                 except OSError:
                     continue
                 sf = parse_session_file(data, pid)
+                if sf is not None and self.account is not None:
+                    sf = replace(sf, account=self.account)
                 if time.time_ns() - st.st_mtime_ns > SETTLED_NS:
                     cache[pid] = (key, sf)
             if sf is not None:
@@ -320,12 +328,45 @@ class SessionFileWatcher:
 
     async def events(self) -> AsyncGenerator[list[Event], None]:
         """Yield status events: first for every current file, then as files change."""
+        async for batch in SessionFiles((self,)).events():
+            yield batch
+
+
+class SessionFiles:
+    """The session folders of every Claude config dir (one watcher each), as one source: one
+    folder watch for all of them, and `known()` / `scan()` across them."""
+
+    def __init__(self, watchers: tuple[SessionFileWatcher, ...]) -> None:
+        self.watchers = watchers
+
+    def scan(self) -> dict[int, SessionFile]:
+        """Every parseable session file now, by pid (blocking)."""
+        out: dict[int, SessionFile] = {}
+        for watcher in self.watchers:
+            out.update(watcher.scan())
+        return out
+
+    def known(self) -> dict[int, SessionFile]:
+        """The files seen by the last pass of events(), by pid."""
+        out: dict[int, SessionFile] = {}
+        for watcher in self.watchers:
+            out.update(watcher._known)
+        return out
+
+    def _update(self) -> list[Event]:
+        out = [event for watcher in self.watchers for event in watcher._update()]
+        out.sort(key=lambda e: e.at)
+        return out
+
+    async def events(self) -> AsyncGenerator[list[Event], None]:
+        """Yield status events: first for every current file, then as files change."""
+        first = self.watchers[0]
         async for _ in watch_dirs(
-            lambda: {self._watch_dir()},
+            lambda: {w._watch_dir() for w in self.watchers},
             name="session file",
-            debounce_ms=self.debounce_ms,
-            step_ms=self.step_ms,
-            recheck_ms=self.rescan_ms,
+            debounce_ms=first.debounce_ms,
+            step_ms=first.step_ms,
+            recheck_ms=first.rescan_ms,
         ):
             if batch := await asyncio.to_thread(self._update):
                 yield batch

@@ -145,9 +145,17 @@ def project_name(cwd: str | None) -> str | None:
 class CodexPanes:
     """The links of Codex panes to threads, and their titles, from one look to the next."""
 
-    def __init__(self, homes: Iterable[str], *, user_home: str | None = None) -> None:
+    def __init__(
+        self,
+        homes: Iterable[str],
+        *,
+        user_home: str | None = None,
+        accounts: Mapping[str, str] | None = None,
+    ) -> None:
         self._homes = {os.path.realpath(h) for h in homes}
         """The CODEX_HOMEs watched: a TUI of another home is not this daemon's."""
+        self._accounts = {os.path.realpath(h): label for h, label in (accounts or {}).items()}
+        """Each home's account label: a TUI's events name the account of its CODEX_HOME."""
         self._user_home = user_home or os.path.expanduser("~")
         self._tuis: dict[PaneKey, _Tui | None] = {}
         """Per pane (by its own process): the Codex TUI in it, or None (none)."""
@@ -180,7 +188,8 @@ class CodexPanes:
                 continue
             info = table.procs[pid]
             home = codex_home(pid, self._user_home)
-            if home is None or os.path.realpath(home) not in self._homes:
+            real = os.path.realpath(home) if home is not None else None
+            if real is None or real not in self._homes:
                 tuis[(pane.socket, pane.pane_id)] = None
                 continue
             cwd = _cwd(pid)
@@ -273,7 +282,11 @@ class CodexPanes:
             cwd=pane.cwd,
             transcript_path=thread.rollout_path if thread else None,
             agent=AGENT,
+            account=self._account_of(pane.home),
         )
+
+    def _account_of(self, home: str | None) -> str | None:
+        return self._accounts.get(os.path.realpath(home)) if home else None
 
     def _gone(self, ln: Link, now: float) -> Event:
         return ProcessGone(

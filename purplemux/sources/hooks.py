@@ -8,7 +8,7 @@ payload means is the agent's business (agents/<agent>/hooks.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from purplemux.agents import registry
@@ -45,8 +45,18 @@ def tmux_location(headers: Mapping[str, str]) -> TmuxLocation | None:
     return TmuxLocation(pane=pane[:MAX_ID], socket=(socket or None) and socket[:1024])
 
 
-def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
-    """Translate one hook call; raises PayloadError on a payload no agent would send."""
+AccountOf = Callable[[str, str | None], str | None]
+"""(agent, transcript path) -> the account label (Settings.account_of)."""
+
+
+def to_event(
+    payload: Any, headers: Mapping[str, str], now: float, account_of: AccountOf | None = None
+) -> Event:
+    """Translate one hook call; raises PayloadError on a payload no agent would send.
+
+    The account is the one whose dir holds the payload's `transcript_path` (Claude's under its
+    config dir's projects/, Codex's rollout under its home's sessions/): the hook script need
+    send nothing more."""
     if not isinstance(payload, Mapping):
         raise PayloadError("the hook payload must be a JSON object")
     session_id = payload.get("session_id")
@@ -69,6 +79,11 @@ def to_event(payload: Any, headers: Mapping[str, str], now: float) -> Event:
         "name": name,
         "cwd": cwd[:4096] if isinstance(cwd, str) else None,
         "transcript_path": transcript[:4096] if isinstance(transcript, str) else None,
+        "account": (
+            account_of(agent.name, transcript)
+            if account_of is not None and isinstance(transcript, str)
+            else None
+        ),
         # Never a pane from an agent whose hooks run outside the session's pane (Codex).
         "tmux": tmux_location(headers) if agent.pane_from_hook else None,
         "permission_mode": _text(payload.get("permission_mode"), 40),

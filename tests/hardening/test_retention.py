@@ -183,7 +183,8 @@ def test_a_fresh_home_is_private_from_the_first_byte(tmp_path: Path) -> None:
         run_hook(home, {"session_id": "f", "hook_event_name": "SessionStart"})
         wait_for(lambda: d.session("f"))
         for path in home.rglob("*"):
-            if path.is_symlink() or path.name == "status-hook.sh":  # the script: no secret
+            # The hook script and the statusLine wrapper: programs, no secret.
+            if path.is_symlink() or path.name in ("status-hook.sh", "statusline.sh"):
                 continue
             assert mode(path) & 0o077 == 0, (path, oct(mode(path)))
         assert mode(home) == 0o700

@@ -67,6 +67,15 @@ export function fillRow(row, v, now) {
     setText(agent, v.agent_label || "Claude");
     if (agent.dataset.agent !== v.agent) agent.dataset.agent = v.agent || "claude";
   }
+  // The account (a Claude config dir, a Codex home): shown when several of the agent's are
+  // watched (the view leaves it "" otherwise).
+  const account = slot(row, "account");
+  if (account) {
+    setText(account, v.account || "");
+    account.title = v.account ? `account: ${v.account}` : "";
+    if (account.dataset.agent !== v.agent) account.dataset.agent = v.agent || "claude";
+    show(account, Boolean(v.account));
+  }
   const bg = slot(row, "background");
   if (bg) {
     show(bg, Boolean(v.background));
