@@ -54,18 +54,24 @@ def clock(ts: float) -> set[str]:
     return out
 
 
-def last_api_error(logged: LoggedIn) -> dict[str, Any]:
-    """The transcript's last API error entry (written just after the StopFailure hook)."""
+def api_errors(logged: LoggedIn) -> list[dict[str, Any]]:
+    """The transcript's API error entries (Claude's synthetic assistant messages)."""
+    return [
+        e
+        for e in logged.transcript()
+        if e.get("type") == "assistant" and e.get("isApiErrorMessage")
+    ]
+
+
+def last_api_error(logged: LoggedIn, earlier: int = 0) -> dict[str, Any]:
+    """The transcript's last API error entry (written just after the StopFailure hook), once
+    there are more than `earlier` of them (a second wall's entry lands after its hook)."""
 
     def probe() -> dict[str, Any] | None:
-        found = [
-            e
-            for e in logged.transcript()
-            if e.get("type") == "assistant" and e.get("isApiErrorMessage")
-        ]
-        return found[-1] if found else None
+        found = api_errors(logged)
+        return found[-1] if len(found) > earlier else None
 
-    return wait_until(probe, describe="an API error entry in the transcript")
+    return wait_until(probe, describe=f"API error entry #{earlier + 1} in the transcript")
 
 
 def headers_on_every_200(api: FakeAnthropicAPI) -> None:
@@ -140,10 +146,11 @@ def test_a_subscription_like_login_gets_rate_limits_and_the_limit_wall(
     else:
         assert len(limit_requests) == 2  # one retry (CLAUDE_CODE_MAX_RETRIES=1)
         # The weekly wall: the failed prompt and this one reach the fake as one user message.
+        seen = len(api_errors(logged))
         failure = logged.turn("LIMIT:7d", event="StopFailure", timeout=60)
         assert str(failure.get("last_assistant_message")).startswith(WALL_7D)
         logged.claude.wait_screen(WALL_7D)
-        assert last_api_error(logged)["quotaLimits"]["rateLimitType"] == "seven_day"
+        assert last_api_error(logged, earlier=seen)["quotaLimits"]["rateLimitType"] == "seven_day"
 
 
 def test_an_api_key_never_gets_rate_limits_and_sees_the_retry_banner(
