@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support import Daemon, wait_for
+from tests.support.background import proc_ticks, worker_process
 from tests.support.daemon import fake_command
 from tests.support.hooks import run_hook
 from tests.support.screens import HOOKS_ASKING, call, screen
@@ -26,21 +27,10 @@ JOB = "4c5f61e3"
 SID = "4c5f61e3-ea97-4eb0-b032-7b77830348c6"
 
 
-def _ticks(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[19].decode()
-
-
 @pytest.fixture
 def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A process standing in for the job's worker, with the session's own HOME."""
-    home = tmp_path / "user"
-    home.mkdir()
-    env = {**os.environ, "HOME": str(home)}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    proc = subprocess.Popen(["sleep", "600"], env=env)
-    yield proc
-    proc.kill()
-    proc.wait()
+    yield from worker_process(tmp_path)
 
 
 @pytest.fixture
@@ -77,7 +67,7 @@ def bg_session_file(d: Daemon, worker: subprocess.Popen[bytes], status: str = "w
         "sessionId": SID,
         "cwd": "/w/proj",
         "startedAt": 1_600_000_000_000,
-        "procStart": _ticks(worker.pid),
+        "procStart": proc_ticks(worker.pid),
         "version": "2.1.332",
         "kind": "bg",
         "jobId": JOB,

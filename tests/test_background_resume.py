@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.support import Daemon, wait_for
+from tests.support.background import proc_ticks, worker_process
 from tests.support.input_pane import attach_claude
 from tests.support.screens import call
 from tests.support.walls import at_wall, walled
@@ -28,21 +29,10 @@ JOB = "2f1401e2"
 SID = "2f1401e2-cb6d-497c-a9cb-6148e32ec5fc"
 
 
-def _ticks(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[19].decode()
-
-
 @pytest.fixture
 def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A process standing in for the job's worker, with the session's own HOME."""
-    home = tmp_path / "user"
-    home.mkdir()
-    env = {**os.environ, "HOME": str(home)}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    proc = subprocess.Popen(["sleep", "600"], env=env)
-    yield proc
-    proc.kill()
-    proc.wait()
+    yield from worker_process(tmp_path)
 
 
 def start(tmp_path: Path, worker: subprocess.Popen[bytes], typed: str = "") -> Daemon:
@@ -60,7 +50,7 @@ def start(tmp_path: Path, worker: subprocess.Popen[bytes], typed: str = "") -> D
         "sessionId": SID,
         "cwd": "/w/proj",
         "startedAt": 1_600_000_000_000,
-        "procStart": _ticks(worker.pid),
+        "procStart": proc_ticks(worker.pid),
         "version": "2.1.332",
         "kind": "bg",
         "jobId": JOB,
