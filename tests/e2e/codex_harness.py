@@ -89,6 +89,10 @@ ACTION_REQUIRED = "Action Required"
 DEFAULT_TIMEOUT = 30.0
 #: send_text presses Enter again when the text is still in the composer this much later.
 ENTER_RETRY_AFTER = 2.0
+RETYPES = 3
+"""Times a text the composer did not show whole is cleared and typed again."""
+RETYPE_AFTER = 5.0
+"""Seconds typed text may take to show in the composer before it is typed again."""
 
 _SPINNER = re.compile(r"^[\u2800-\u28ff] ")
 
@@ -586,6 +590,8 @@ class CodexPane:
     cwd: Path
     #: How often send_text had to press Enter again (see its docstring).
     enter_retries: int = field(default=0)
+    #: How often send_text cleared the composer and typed its text again.
+    retypes: int = field(default=0)
 
     @property
     def project_name(self) -> str:
@@ -705,6 +711,20 @@ class CodexPane:
             box = self.composer()
             return box is not None and needle in "".join(box.split())
 
+        # Under load the TUI can drop a typed key ("ASK:Which colour?" arrived without its
+        # "?"): then clear the composer and type the text again, a few times at most.
+        for _ in range(RETYPES):
+            try:
+                wait_until(in_composer, RETYPE_AFTER, describe="the text in the composer")
+                break
+            except TimeoutError:
+                box = self.composer() or ""
+                self.send_keys(*["BSpace"] * (len(box) + 2))
+                wait_until(
+                    lambda: not (self.composer() or "").strip(), RETYPE_AFTER, describe="cleared"
+                )
+                self.retypes += 1
+                self.type_text(text)
         wait_until(
             in_composer,
             timeout,

@@ -148,3 +148,23 @@ def test_teardown_also_ends_a_command_still_running_in_the_daemon(
     )
     codex_tmux.stop()
     assert codex_home.processes() == []
+
+
+def test_a_key_the_tui_dropped_is_typed_again(
+    start_codex: StartCodex, codex_hook_log: HookLog
+) -> None:
+    # Seen once under load in the full tier: "ASK:Which colour?" reached the composer without
+    # its "?", and send_text waited for it until its timeout. Here the first typing loses it.
+    pane = start_codex()
+    real = pane.type_text
+    typed: list[str] = []
+
+    def lossy(text: str) -> None:
+        typed.append(text)
+        real(text.replace("?", "") if len(typed) == 1 else text)
+
+    pane.type_text = lossy  # type: ignore[method-assign]
+    pane.send_text("hello there?")
+    stop = codex_hook_log.wait_for("Stop", timeout=60)
+    assert pane.retypes == 1 and typed == ["hello there?", "hello there?"]
+    assert stop.get("last_assistant_message") == PLAIN_ANSWER
