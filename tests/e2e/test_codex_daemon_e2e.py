@@ -114,7 +114,9 @@ def test_a_fresh_tui_is_listed_idle_on_its_own_pane_before_any_prompt(
     daemon: Daemon, feed: FeedRecorder, start_codex: StartCodex
 ) -> None:
     pane = start_codex()
-    row = on_pane(feed, pane).session
+    # Under load the first look can catch the title's start-up spinner (busy while it boots);
+    # before any prompt the row must settle on idle, on this pane.
+    row = on_pane(feed, pane, state="idle").session
     assert (row["state"], row["agent"], row["view"]["agent_label"]) == ("idle", "codex", "Codex")
     assert row["tmux"]["socket"] and row["pid"]
     assert daemon.session(row["id"])["tmux"]["pane"] == pane.pane_id
