@@ -80,6 +80,12 @@ def bg_session_file(d: Daemon, worker: subprocess.Popen[bytes], status: str = "w
     (d.claude_dir / "sessions" / f"{worker.pid}.json").write_text(json.dumps(body))
 
 
+def kinds(d: Daemon) -> set[str]:
+    """The kinds of the background session's events so far."""
+    status, body = call(d, "GET", f"/api/sessions/{SID}/events")
+    return {e["kind"] for e in body["events"]} if status == 200 else set()
+
+
 def tmux_sessions(sock: Path) -> list[str]:
     out = subprocess.run(
         ["tmux", "-S", str(sock), "list-sessions", "-F", "#{session_name}"],
@@ -98,6 +104,10 @@ def test_a_background_jobs_prompt_is_read_and_answered_through_an_attach_window(
         payload = {"session_id": SID, "hook_event_name": name, "cwd": "/w/proj", **extra}
         run_hook(daemon.home, payload, pane="", tmux="")
     bg_session_file(daemon, worker)
+    # The script delivers detached: wait for all three hooks, or one arriving after the screen
+    # was read folds the log again and moves the dialog's start (its prompt id) back to the
+    # PermissionRequest's time, so the answer is refused as a prompt that changed.
+    wait_for(lambda: {"prompt", "tool_start", "permission"} <= kinds(daemon))
     row = wait_for(lambda: (s := daemon.session(SID)) and s["state"] == "needs-input" and s)
     assert (row["background"], row["job_id"], row["tmux"], row["pid"]) == (
         True,
