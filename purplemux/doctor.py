@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from purplemux import __version__
+from purplemux.agents.claude import statusline
 from purplemux.agents.claude.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
 from purplemux.settings import Account, Settings
 from purplemux.termtext import clean
@@ -215,6 +216,43 @@ def check_hooks(settings: Settings, account: Account | None = None) -> Check:
     if problems:
         return Check(name, "fail", "; ".join(problems), fix)
     return Check(name, "ok", f"all {len(HOOK_EVENTS)} events in {path}")
+
+
+def check_statusline(settings: Settings, account: Account | None = None) -> Check:
+    """Claude's statusLine goes through our wrapper, for this daemon home: the only way a
+    subscription or gateway login's usage limits reach purplemux (a warning: nothing else
+    depends on it). Its settings.json unreadable is check_hooks' failure, not this one's."""
+    account = account or _first(settings, "claude")
+    path = account.dir / "settings.json" if account else settings.settings_json
+    name = _named(settings, "statusline", account)
+    pick = f" --account {account.label}" if account and name != "statusline" else ""
+    fix = f"run `purplemux install-hooks{pick}`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Check(name, "warn", f"cannot read {path}: usage limits will not show", fix)
+    current = data.get(statusline.KEY) if isinstance(data, dict) else None
+    is_command = isinstance(current, dict) and current.get("type") == "command"
+    command = current.get("command") if isinstance(current, dict) and is_command else None
+    ours, user = statusline.wrapped_command(command)
+    if not ours:
+        if current is not None and (not is_command or not isinstance(command, str)):
+            return Check(
+                name,
+                "warn",
+                f'"{statusline.KEY}" in {path} is not a command: limits will not show',
+                f'make it {{"type": "command", "command": ...}}, then {fix}',
+            )
+        return Check(name, "warn", f"not wrapped in {path}: usage limits will not show", fix)
+    words = _words(command or "")
+    script = Path(words[1]).expanduser()
+    home = Path(words[0].removeprefix("PURPLEMUX_HOME=")).expanduser()
+    if not script.is_file() or not os.access(script, os.X_OK):
+        return Check(name, "warn", f"{script} is missing or not executable", fix)
+    if home.resolve() != settings.home.resolve():
+        return Check(name, "warn", f"it reports to {home}, not to {settings.home}", fix)
+    runs = f"then runs {clean(user)!r}" if user else "no statusLine of your own"
+    return Check(name, "ok", f"wrapped in {path} ({runs})")
 
 
 def check_codex_hooks(settings: Settings, account: Account | None = None) -> Check | None:
@@ -419,6 +457,7 @@ def run_checks(settings: Settings) -> list[Check]:
         *([broker] if broker else []),
         check_token(settings),
         *(check_hooks(settings, a) for a in claude),
+        *(check_statusline(settings, a) for a in claude),
         *(c for c in codex_hooks if c is not None),
         *(check_claude_dir(settings, a) for a in claude),
         check_file_watch(),

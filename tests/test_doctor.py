@@ -14,7 +14,7 @@ from purplemux import doctor
 from purplemux.agents.claude.install import HOOK_EVENTS, hook_command, install, merge_hooks
 from purplemux.cli import main
 from purplemux.doctor import Check
-from purplemux.install import install_script
+from purplemux.install import install_script, statusline_script
 from purplemux.notify.vapid import load_or_create_keys
 from purplemux.settings import Settings
 from tests.support import Daemon, cli_sees, free_port
@@ -112,6 +112,45 @@ def test_hooks_check(tmp_path: Path) -> None:
     assert check.level == "fail" and f"they report to {other}" in check.detail
 
 
+def test_statusline_check(tmp_path: Path) -> None:
+    """The statusLine wrapper: only a warning when missing (limits do not show), with the fix."""
+    s = settings_for(tmp_path)
+    check = doctor.check_statusline(s)
+    assert (check.level, check.fix) == ("warn", "run `purplemux install-hooks`")
+    assert "usage limits will not show" in check.detail
+
+    write_settings(s, {"statusLine": {"type": "command", "command": "~/bin/my-line"}})
+    check = doctor.check_statusline(s)
+    assert check.level == "warn" and check.detail.startswith("not wrapped in ")
+
+    write_settings(s, {"statusLine": "text"})
+    check = doctor.check_statusline(s)
+    assert check.level == "warn" and "is not a command" in check.detail
+    assert check.fix is not None and check.fix.startswith('make it {"type": "command"')
+
+    script = install_script(s.home)
+    wrapper = (statusline_script(s.home), s.home)
+    write_settings(s, {"statusLine": {"type": "command", "command": "~/bin/my-line"}})
+    install(s.settings_json, hook_command(script, s.home), statusline=wrapper)
+    check = doctor.check_statusline(s)
+    assert check.level == "ok", check
+    assert check.detail == f"wrapped in {s.settings_json} (then runs '~/bin/my-line')"
+
+    statusline_script(s.home).chmod(0o644)
+    check = doctor.check_statusline(s)
+    assert check.level == "warn" and "not executable" in check.detail
+    statusline_script(s.home).chmod(0o755)
+
+    other = tmp_path / "other-home"
+    install_script(other)
+    install(
+        s.settings_json, hook_command(script, s.home), statusline=(statusline_script(other), other)
+    )
+    check = doctor.check_statusline(s)
+    assert check.level == "warn" and f"it reports to {other}" in check.detail
+    assert doctor.check_hooks(s).level == "ok"  # the hooks still report here
+
+
 def test_claude_dir_check(tmp_path: Path) -> None:
     s = settings_for(tmp_path)
     assert doctor.check_claude_dir(s).level == "fail"
@@ -169,7 +208,7 @@ def test_doctor_fails_with_a_useful_line_when_the_daemon_is_down(env: Daemon) ->
     daemon_line = next(line for line in lines if "daemon:" in line)
     assert daemon_line.startswith("FAIL  daemon: no answer at http://127.0.0.1:")
     assert "purplemux serve" in daemon_line
-    assert len(lines) == 9
+    assert len(lines) == 10
 
 
 def test_doctor_passes_when_all_is_well(env: Daemon) -> None:
@@ -185,7 +224,8 @@ def test_doctor_passes_when_all_is_well(env: Daemon) -> None:
     text = out.getvalue()
     assert code == 0, text
     levels = {line.split(":")[0].split(None, 1)[1]: line.split()[0] for line in text.splitlines()}
-    for name in ("daemon", "token", "hooks", "claude config", "push keys", "file watch"):
+    names = ("daemon", "token", "hooks", "statusline", "claude config", "push keys", "file watch")
+    for name in names:
         assert levels[name] == "ok", text
     assert "FAIL" not in text
     assert "0 live sessions" in text

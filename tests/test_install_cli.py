@@ -145,6 +145,8 @@ def test_two_claude_dirs_and_a_codex_home_each_get_hooks_and_give_every_byte_bac
     for name in (
         "hooks (claude-work)",
         "hooks (personal)",
+        "statusline (claude-work)",
+        "statusline (personal)",
         "claude config (claude-work)",
         "claude config (personal)",
         "codex hooks",
@@ -159,6 +161,9 @@ def test_two_claude_dirs_and_a_codex_home_each_get_hooks_and_give_every_byte_bac
     assert checks["hooks (claude-work)"].level == "fail"
     assert "install-hooks --account claude-work" in checks["hooks (claude-work)"].fix
     assert checks["hooks (personal)"].level == "ok"
+    assert checks["statusline (claude-work)"].level == "warn"  # its wrapper went too
+    assert "install-hooks --account claude-work" in (checks["statusline (claude-work)"].fix or "")
+    assert checks["statusline (personal)"].level == "ok"
 
     code, text = run("uninstall-hooks")
     assert code == 0, text
