@@ -30,6 +30,7 @@ from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, 
 from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
 from purplemux.sources.watch import watch_dirs
+from purplemux.spread import spread
 from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
@@ -189,9 +190,12 @@ async def _follow(rt: Runtime, tailer: TranscriptTailer) -> None:
 
 
 async def _save_offsets(rt: Runtime, tailer: TranscriptTailer) -> None:
-    """Store, every SAVE_OFFSETS_EVERY, how far each transcript was read since the last time."""
+    """Store how far each transcript was read since the last time: at most every
+    SAVE_OFFSETS_EVERY, and only once something was read (no timer while all is quiet)."""
     while True:
-        await asyncio.sleep(SAVE_OFFSETS_EVERY)
+        await tailer.read_further.wait()
+        await asyncio.sleep(SAVE_OFFSETS_EVERY)  # what is read meanwhile goes in the same store
+        tailer.read_further.clear()
         if rows := tailer.checkpoint():
             try:
                 await rt.store.call(lambda s: s.save_transcript_offsets(rows))
@@ -236,7 +240,7 @@ async def processes(rt: Runtime) -> None:
     rt.tmux.want(None)
     for socket in poller.sockets():
         rt.tmux.want(socket)
-    interval = rt.settings.poll_interval
+    first = interval = spread(rt.settings.poll_interval, "processes")
     longest = max(rt.settings.poll_interval, MAX_POLL_INTERVAL)
     try:
         while True:
@@ -246,7 +250,7 @@ async def processes(rt: Runtime) -> None:
             for event in found:
                 rt.engine.post(_with_transcript(rt, event))
             exits.follow(poller.pids())
-            interval = rt.settings.poll_interval if found else min(interval * 2, longest)
+            interval = first if found else min(interval * 2, longest)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), interval)
             await asyncio.sleep(max(0.0, MIN_POLL_GAP - (time.monotonic() - started)))
@@ -327,7 +331,7 @@ async def codex_panes(rt: Runtime) -> None:
         wake.set()
 
     exits = _ExitWatch(exited)
-    quiet = CODEX_QUIET
+    first_quiet = quiet = spread(CODEX_QUIET, "codex panes")
     sockets: set[str] = {rt.tmux.key(None)}
 
     def on_change(session: Session) -> None:
@@ -396,7 +400,7 @@ async def codex_panes(rt: Runtime) -> None:
                     and s.tmux is not None  # (its pane's title is what says it was answered)
                     for s in rt.engine.sessions.values()
                 )
-                quiet = CODEX_QUIET if found else min(quiet * 2, CODEX_QUIET_MAX)
+                quiet = first_quiet if found else min(quiet * 2, CODEX_QUIET_MAX)
                 settling = time.monotonic() < settle_until
                 interval: float | None = CODEX_FAST if waiting or walk_now or settling else quiet
                 if interval == quiet and not codex_here and not watcher.has_tuis():

@@ -15,6 +15,7 @@ from purplemux.settings import MAX_BODY
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
 from purplemux.sources.trim import trim_strings
+from purplemux.spread import spread
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +81,13 @@ def _quarantine(path: Path) -> None:
 
 async def spool_sweeper(rt: Runtime) -> None:
     """Bodies orphaned in .tmp by a killed hook announce nothing: look for them now and then."""
-    pause = SPOOL_SWEEP
+    first = pause = spread(SPOOL_SWEEP, "spool sweep")
     while True:
         await asyncio.sleep(pause)
         files = await _pending(rt)
         if files:
             await _apply_spooled(rt, files, live=False)
-        pause = SPOOL_SWEEP if files else min(pause * 2, SPOOL_SWEEP_MAX)
+        pause = first if files else min(pause * 2, SPOOL_SWEEP_MAX)
 
 
 async def spool_watcher(rt: Runtime) -> None:

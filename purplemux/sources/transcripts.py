@@ -344,6 +344,9 @@ class TranscriptTailer:
         self._all = True  # the next empty wake re-checks every file, not only _due
         self._due: set[str] = set()  # histories summed, to be adopted by their tail readers
         self._work = asyncio.Event()  # a history to sum may have appeared
+        self.read_further = asyncio.Event()
+        """Set when a file was read further (checkpoint has rows): the store of the offsets
+        waits for it rather than waking on a timer while nothing is read."""
         self._stored: dict[str, dict[str, Any]] = {}
         self._first_read_at = 0.0  # monotonic time of the newest first read
         self._warn = RateLimitedLog(log)
@@ -512,6 +515,7 @@ class TranscriptTailer:
                 continue
             todo.sort(key=lambda w: w.history.end - w.history.reader.offset if w.history else 0)
             done = await asyncio.to_thread(self._sum, todo)
+            self.read_further.set()  # (each step moves a history's safe offset)
             summed = True
             self._recount()
             for w in done:
@@ -586,3 +590,4 @@ class TranscriptTailer:
             for w in targets.values():
                 if w.snap is not None:
                     w.safe, w.snap = w.snap, None
+                    self.read_further.set()

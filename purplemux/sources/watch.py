@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 from purplemux.sources import inotify
+from purplemux.spread import spread
 
 log = logging.getLogger(__name__)
 
@@ -38,23 +39,27 @@ async def watch_dirs(
 
     Yields None each time a watch starts (its watcher is registered: a catch-up read now misses
     no write), then the set of paths that changed, or an empty set after a quiet spell
-    (re-check everything: nothing is missed). The first quiet spell is `recheck_ms`; each
-    further one with nothing changed doubles, up to `max_recheck_ms`. The watch starts anew
-    when `dirs()` answers differently after a yield or when `changed` is set (the caller's
-    list of files changed); with no folders it waits for `changed`. A failure (permissions,
-    inotify limits) is logged once, and the watch retried after `recheck_ms`.
+    (re-check everything: nothing is missed). The first quiet spell is `recheck_ms`, moved
+    earlier by a share fixed by `name` (purplemux/spread.py: the watchers of one start do not
+    re-check together); each further one with nothing changed doubles, up to `max_recheck_ms`.
+    The watch starts anew when `dirs()` answers differently after a yield or when `changed` is
+    set (the caller's list of files changed); with no folders it waits for `changed`. A
+    failure (permissions, inotify limits) is logged once, and the watch retried after
+    `recheck_ms`.
     `wake` keeps the running watch and yields an empty set (re-check everything): a caller
     whose new file lies in a folder already watched sets it instead of `changed`. A watch covers
     subfolders, and folders created in them later, when `recursive(folders)` says so (not by
     default): a new project folder then adds a watch, it never rebuilds the watch set.
     """
+    max_recheck_ms = max(recheck_ms, max_recheck_ms)
+    recheck_ms = max(1, round(spread(recheck_ms, name)))
     if inotify.available():
         backend = _watch_inotify(
             dirs,
             name=name,
             debounce_ms=debounce_ms,
             recheck_ms=recheck_ms,
-            max_recheck_ms=max(recheck_ms, max_recheck_ms),
+            max_recheck_ms=max_recheck_ms,
             changed=changed,
             wake=wake,
             recursive=recursive,

@@ -373,3 +373,34 @@ async def test_a_tail_grows_to_hold_the_newest_prompt(tmp_path: Path) -> None:
         assert tailer.stats.tail_bytes > len(big)
     finally:
         await follow.close()
+
+
+
+@pytest.mark.asyncio
+async def test_the_offsets_store_is_woken_only_by_reading(tmp_path: Path) -> None:
+    """`read_further` (what the part storing the offsets waits on) is set when a transcript was
+    read further, so checkpoint has rows then; nothing read, nothing set: no timer while quiet."""
+    path = tmp_path / "s.jsonl"
+    data, _ = turns(3, seed=7)
+    path.write_bytes(data)
+    tailer, follow = followed(path)
+    rows: list[tuple[str, str, dict[str, Any]]] = []
+    try:
+        await follow.until(
+            lambda: (
+                tailer.read_further.is_set()
+                and (rows.extend(tailer.checkpoint()) or rows)
+                and rows[-1][2]["state"]["offset"] == len(data)
+            )
+        )
+        tailer.read_further.clear()
+        await asyncio.sleep(3 * HISTORY_AFTER)  # quiet: nothing read
+        assert not tailer.read_further.is_set() and tailer.checkpoint() == []
+        more, _ = turns(1, seed=8, first=3)
+        with path.open("ab") as f:
+            f.write(more)
+        await follow.until(lambda: tailer.read_further.is_set())
+        await follow.until(lambda: rows.extend(tailer.checkpoint()) or len(rows) > 1)
+        assert rows[-1][2]["state"]["offset"] == len(data) + len(more)
+    finally:
+        await follow.close()
