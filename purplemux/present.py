@@ -269,6 +269,12 @@ class SessionView:
 _VIEW_FIELDS = tuple(f.name for f in fields(SessionView))
 
 
+def who(agent_label: str, account: str) -> str:
+    """The agent as a headline names it, with its account when its rows name one:
+    "Claude (work)"."""
+    return f"{agent_label} ({account})" if account else agent_label
+
+
 def present(
     s: Session,
     origin: Origin = LOCAL,
@@ -302,6 +308,7 @@ def present(
     if origin.stale:
         offline = f"{origin.host or '?'}: host offline" + (" since" if origin.offline_since else "")
     agent_label = AGENT_LABELS.get(s.agent, s.agent.capitalize())
+    account = (s.account or "") if s.agent in named_accounts else ""
     return SessionView(
         id=s.id,
         agent=s.agent,
@@ -326,7 +333,7 @@ def present(
         detail=text,
         error=error,
         reason=_reason(s, error, prefix, text, lk),
-        headline=f"{agent_label} · {_headline(s, name, lk)}"
+        headline=f"{who(agent_label, account)} · {_headline(s, name, lk)}"
         + (f" on {origin.host}" if origin.grouped and origin.host else ""),
         notice=_notice(s, pane, group),
         mode=facts["mode"] or "",
@@ -358,7 +365,7 @@ def present(
         stale=origin.stale,
         offline=offline,
         offline_since=origin.offline_since if origin.stale else None,
-        account=(s.account or "") if s.agent in named_accounts else "",
+        account=account,
         background=s.background,
         job_id=s.job_id or "",
         resume=_resume_text(s),

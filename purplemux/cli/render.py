@@ -109,7 +109,11 @@ def headline(view: dict[str, Any], now: float) -> str:
     wall = wall_line(view, now)
     if not wall:
         return str(view["headline"])
-    return f"{view.get('agent_label') or 'Claude'} · {view['name']} · {wall}"
+    agent = str(view.get("agent_label") or "Claude")
+    account = view.get("account")
+    if isinstance(account, str) and account:
+        agent = f"{agent} ({account})"
+    return f"{agent} · {view['name']} · {wall}"
 
 
 def _with_hosts(

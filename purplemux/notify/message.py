@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from purplemux.model import Session, State
-from purplemux.present import ANSWER, LOCAL, Origin, allows, present
+from purplemux.present import ANSWER, LOCAL, Origin, allows, present, who
 from purplemux.termtext import clean
 
 if TYPE_CHECKING:
@@ -27,12 +27,16 @@ TITLE_LIMIT = 120
 
 
 def push_payload(
-    session: Session, prompt: Prompt | None = None, origin: Origin = LOCAL
+    session: Session,
+    prompt: Prompt | None = None,
+    origin: Origin = LOCAL,
+    named: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The JSON the service worker turns into a notification. With the prompt on screen: its id
-    and kind, and for a permission prompt the actions that answer it from the notification."""
+    and kind, and for a permission prompt the actions that answer it from the notification.
+    `named`: the agents whose sessions name their account (several are watched)."""
     payload: dict[str, Any] = {
-        "title": title(session, origin),
+        "title": title(session, origin, named),
         "body": body(session, origin),
         "tag": f"purplemux-{session.id}",
         "session_id": session.id,
@@ -66,14 +70,16 @@ def context_payload(session: Session, window: int | None = None) -> dict[str, An
     }
 
 
-def resume_payload(session: Session, origin: Origin = LOCAL) -> dict[str, Any] | None:
+def resume_payload(
+    session: Session, origin: Origin = LOCAL, named: frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
     """The push for resume at the reset, once it happened: typed ("resumed after the usage
     limit's reset") or skipped with its reason; None for anything else (armed, cancelled)."""
     r = session.resume
     if r is None or r.state not in ("typed", "skipped"):
         return None
-    v = present(session, origin)
-    head = f"{v.agent_label} · {v.name}"
+    v = present(session, origin, named_accounts=named)
+    head = f"{who(v.agent_label, v.account)} · {v.name}"
     if r.state == "typed":
         what = "resumed after the usage limit's reset"
         text = f"typed “continue” in {v.where}"
@@ -95,10 +101,12 @@ def urgency_for(state: State) -> str:
     return "high" if state is State.NEEDS_INPUT else "normal"
 
 
-def title(session: Session, origin: Origin = LOCAL) -> str:
-    """`name · what is needed: detail` ("api-server · needs your approval: Bash rm -rf build"),
-    with `on host` when several hosts share a broker."""
-    return shorten(_clean(present(session, origin).headline), TITLE_LIMIT)
+def title(session: Session, origin: Origin = LOCAL, named: frozenset[str] = frozenset()) -> str:
+    """`agent · name · what is needed: detail` ("Claude · api-server · needs your approval:
+    Bash rm -rf build"), the agent with its account when `named` has it ("Claude (work)"), and
+    `on host` when several hosts share a broker."""
+    view = present(session, origin, named_accounts=named)
+    return shorten(_clean(view.headline), TITLE_LIMIT)
 
 
 def body(session: Session, origin: Origin = LOCAL) -> str:

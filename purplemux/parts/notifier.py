@@ -116,7 +116,9 @@ async def _push(
         log.info("push for %s goes without a prompt (none recognised on its pane)", session.id)
     # Asked again after the wait for the prompt: a login that ended meanwhile gets nothing.
     to = await subs.for_push(muted)
-    await sender.send(push_payload(session, prompt, rt.engine.origin_of(session.id)), urgency, to)
+    origin = rt.engine.origin_of(session.id)
+    payload = push_payload(session, prompt, origin, rt.engine.named_accounts)
+    await sender.send(payload, urgency, to)
 
 
 async def notifier(rt: Runtime) -> None:
@@ -143,7 +145,7 @@ async def notifier(rt: Runtime) -> None:
         r = session.resume
         if r is None or (session.id, r.at) in told:
             return
-        payload = resume_payload(session, rt.engine.origin_of(session.id))
+        payload = resume_payload(session, rt.engine.origin_of(session.id), rt.engine.named_accounts)
         if payload is None:
             return
         told.add((session.id, r.at))
@@ -190,7 +192,9 @@ async def notifier(rt: Runtime) -> None:
         if not muted:  # on this machine's desktop: held back while a signed-in page is looked at
             send(
                 desktop.notify(
-                    title(session, origin), body(session, origin), urgent=urgency == "high"
+                    title(session, origin, rt.engine.named_accounts),
+                    body(session, origin),
+                    urgent=urgency == "high",
                 )
             )
 

@@ -99,6 +99,15 @@ def test_the_title_keeps_the_need_and_cuts_a_long_command() -> None:
     assert len(got) <= TITLE_LIMIT
 
 
+def test_the_title_names_the_account_when_the_agent_has_several() -> None:
+    """Two Claude logins watched: which one needs you is in the title; one login, nothing."""
+    s = Session(id="a", state=State.REVIEW, cwd="/w/api", account="work", snippet="done")
+    assert title(s, named=frozenset({"claude"})) == "Claude (work) · api · review: finished"
+    assert push_payload(s, named=frozenset({"claude"}))["title"].startswith("Claude (work) · ")
+    assert title(s) == "Claude · api · review: finished"
+    assert title(s, named=frozenset({"codex"})) == "Claude · api · review: finished"
+
+
 def test_long_bodies_are_cut_at_a_word() -> None:
     s = Session(id="a", state=State.REVIEW, snippet="word " * 100)
     body = push_payload(s)["body"]
