@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from purplemux.events import Event, Kind
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch, step
@@ -59,6 +59,13 @@ class Timeline:
             state, produced = step(state, e)
             effects.extend(produced)
             self.entries.append(Entry((e.at, e.id), e, state))
+        if state.state is old.state and state.state_since < old.state_since:
+            # The same spell, found to have begun earlier (a hook delivered late, behind the
+            # screen or a session file that showed it first): it keeps the start it was shown
+            # with, so what was said about it stays true (the prompt id a push or a page holds
+            # is made from it; a second push for it would be a duplicate).
+            state = replace(state, state_since=old.state_since)
+            self.entries[-1] = replace(self.entries[-1], after=state)
         self._trim()
         return state, _settle(old, state, effects)
 

@@ -134,6 +134,7 @@ def test_stop_failure_sets_error() -> None:
 
 
 def test_arrival_order_never_changes_the_result() -> None:
+    """(The one exception, a spell's start found to be earlier than it was shown: below.)"""
     events = [e for e in hook_events() if e.session_id.startswith("054c")]
     expected = fold(Session(id=events[0].session_id), sorted(events, key=lambda e: (e.at, e.id)))
     rng = random.Random(7)
@@ -144,6 +145,29 @@ def test_arrival_order_never_changes_the_result() -> None:
         for e in shuffled:
             timeline.apply(e)
         assert timeline.current == expected
+
+
+def test_a_spell_found_to_begin_earlier_keeps_the_start_it_was_shown_with() -> None:
+    """A late hook folded in its place can show that the state on the badge began earlier than
+    it was first seen (the session file said "waiting" before the PermissionRequest's POST came).
+    The state and its fields are what the sorted fold gives; its start stays the one it was shown
+    with, so the prompt id a push or a page holds (made from it) stays good, and no second push
+    goes out for the same dialog."""
+    t = Timeline(Session(id=SID))
+    t.apply(make(Kind.PROMPT, at=1.0, prompt="RUN:touch x"))
+    _, shown = t.apply(make(Kind.STATUS_WAITING, at=2.4, waiting_for="approve Bash: touch x"))
+    assert (t.current.state, t.current.state_since) == (State.NEEDS_INPUT, 2.4)
+    assert Notify(State.NEEDS_INPUT, 2.4) in shown
+    _, late = t.apply(make(Kind.PERMISSION, at=2.0, tool_name="Bash", waiting_for="Bash: touch x"))
+    events = [e.event for e in t.entries]
+    sorted_fold = fold(Session(id=SID), sorted(events, key=lambda e: (e.at, e.id)))
+    assert sorted_fold.state_since == 2.0  # in source-time order the spell began at the hook
+    assert t.current == replace(sorted_fold, state_since=2.4)
+    assert not [e for e in late if isinstance(e, Notify)]
+    # A spell that ends and begins again is a new one, with its own start.
+    t.apply(make(Kind.TOOL_END, at=3.0, tool_name="Bash"))
+    t.apply(make(Kind.PERMISSION, at=4.0, tool_name="Bash"))
+    assert (t.current.state, t.current.state_since) == (State.NEEDS_INPUT, 4.0)
 
 
 def test_late_stop_before_file_idle_gives_review_without_idle() -> None:
