@@ -172,14 +172,21 @@ def _first(settings: Settings, agent: str) -> Account | None:
     return next(iter(settings.accounts_of(agent)), None)
 
 
+def _claude_settings(
+    settings: Settings, check: str, account: Account | None
+) -> tuple[Path, str, str]:
+    """(settings.json, the check's name, its fix) for a Claude account (default: the first)."""
+    account = account or _first(settings, "claude")
+    path = account.dir / "settings.json" if account else settings.settings_json
+    name = _named(settings, check, account)
+    pick = f" --account {account.label}" if account and name != check else ""
+    return path, name, f"run `purplemux install-hooks{pick}`"
+
+
 def check_hooks(settings: Settings, account: Account | None = None) -> Check:
     """Our hook is registered for every event, runs an existing script, for this daemon home
     (in `account`'s settings.json; default: the first Claude account's)."""
-    account = account or _first(settings, "claude")
-    path = account.dir / "settings.json" if account else settings.settings_json
-    name = _named(settings, "hooks", account)
-    pick = f" --account {account.label}" if account and name != "hooks" else ""
-    fix = f"run `purplemux install-hooks{pick}`"
+    path, name, fix = _claude_settings(settings, "hooks", account)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -222,11 +229,7 @@ def check_statusline(settings: Settings, account: Account | None = None) -> Chec
     """Claude's statusLine goes through our wrapper, for this daemon home: the only way a
     subscription or gateway login's usage limits reach purplemux (a warning: nothing else
     depends on it). Its settings.json unreadable is check_hooks' failure, not this one's."""
-    account = account or _first(settings, "claude")
-    path = account.dir / "settings.json" if account else settings.settings_json
-    name = _named(settings, "statusline", account)
-    pick = f" --account {account.label}" if account and name != "statusline" else ""
-    fix = f"run `purplemux install-hooks{pick}`"
+    path, name, fix = _claude_settings(settings, "statusline", account)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
