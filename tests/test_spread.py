@@ -1,10 +1,10 @@
-"""The safety nets' first pauses (purplemux/spread.py): spread apart, never later, stable."""
+"""The safety nets' first pauses (purplemux/spread.py): spread apart, never sooner, stable."""
 
 from __future__ import annotations
 
 import itertools
 
-from purplemux.spread import LEAST, share, spread
+from purplemux.spread import MOST, share, spread
 
 NAMES = (
     *("processes", "spool sweep", "codex panes"),  # the parts' timers
@@ -13,9 +13,9 @@ NAMES = (
 """The safety nets of one start, by the names they pass."""
 
 
-def test_a_first_pause_is_never_later_and_at_least_half() -> None:
+def test_a_first_pause_is_never_sooner_and_at_most_half_again() -> None:
     for name in NAMES:
-        assert LEAST * 5.0 <= spread(5.0, name) < 5.0
+        assert 5.0 <= spread(5.0, name) < MOST * 5.0
 
 
 def test_the_same_name_waits_the_same_on_every_start() -> None:

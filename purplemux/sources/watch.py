@@ -40,7 +40,7 @@ async def watch_dirs(
     Yields None each time a watch starts (its watcher is registered: a catch-up read now misses
     no write), then the set of paths that changed, or an empty set after a quiet spell
     (re-check everything: nothing is missed). The first quiet spell is `recheck_ms`, moved
-    earlier by a share fixed by `name` (purplemux/spread.py: the watchers of one start do not
+    later by a share fixed by `name` (purplemux/spread.py: the watchers of one start do not
     re-check together); each further one with nothing changed doubles, up to `max_recheck_ms`.
     The watch starts anew when `dirs()` answers differently after a yield or when `changed` is
     set (the caller's list of files changed); with no folders it waits for `changed`. A
