@@ -557,6 +557,7 @@ class TranscriptTailer:
             recheck_ms=self.recheck_ms,
             wake=self._changed,  # a new watch only when the folders change (watch_dirs sees it)
             recursive=lambda dirs: self.root is not None and dirs == {self.root},
+            wake_names_dirs=True,  # no session followed, no folder: nothing to look at
         ):
             # None: a new watch (catch up on everything); empty: a quiet spell or a session newly
             # watched (re-check all: an unchanged file costs a stat).

@@ -34,6 +34,7 @@ async def watch_dirs(
     max_recheck_ms: int = MAX_RECHECK_MS,
     wake: asyncio.Event | None = None,
     recursive: Callable[[set[Path]], bool] | None = None,
+    wake_names_dirs: bool = False,
 ) -> AsyncGenerator[set[str] | None, None]:
     """Watch the folders `dirs()` names, forever.
 
@@ -50,6 +51,9 @@ async def watch_dirs(
     whose new file lies in a folder already watched sets it instead of `changed`. A watch covers
     subfolders, and folders created in them later, when `recursive(folders)` says so (not by
     default): a new project folder then adds a watch, it never rebuilds the watch set.
+    `wake_names_dirs`: `dirs()` answers differently only after the caller set `wake` (its own
+    list of folders, not the file system's), so with no folders the watch waits for `wake`
+    with no timer.
     """
     max_recheck_ms = max(recheck_ms, max_recheck_ms)
     recheck_ms = max(1, round(spread(recheck_ms, name)))
@@ -63,6 +67,7 @@ async def watch_dirs(
             changed=changed,
             wake=wake,
             recursive=recursive,
+            wake_names_dirs=wake_names_dirs,
         )
     else:
         backend = _watch_polling(
@@ -74,6 +79,7 @@ async def watch_dirs(
             changed=changed,
             wake=wake,
             recursive=recursive,
+            wake_names_dirs=wake_names_dirs,
         )
     try:
         async for item in backend:
@@ -83,13 +89,17 @@ async def watch_dirs(
 
 
 async def _no_dirs(
-    recheck_ms: int, changed: asyncio.Event | None, wake: asyncio.Event | None = None
+    recheck_ms: int,
+    changed: asyncio.Event | None,
+    wake: asyncio.Event | None = None,
+    wake_names_dirs: bool = False,
 ) -> None:
     signals = [e for e in (changed, wake) if e is not None]
     if not signals:
         await asyncio.sleep(recheck_ms / 1000)
     else:
-        await _wait_any(signals, None if changed is not None else recheck_ms / 1000)
+        forever = changed is not None or (wake is not None and wake_names_dirs)
+        await _wait_any(signals, None if forever else recheck_ms / 1000)
         if wake is not None:
             wake.clear()
 
@@ -153,6 +163,7 @@ async def _watch_inotify(
     changed: asyncio.Event | None,
     wake: asyncio.Event | None,
     recursive: Callable[[set[Path]], bool] | None,
+    wake_names_dirs: bool,
 ) -> AsyncGenerator[set[str] | None, None]:
     loop = asyncio.get_running_loop()
     failing = False
@@ -161,7 +172,7 @@ async def _watch_inotify(
             changed.clear()
         current = dirs()
         if not current:
-            await _no_dirs(recheck_ms, changed, wake)
+            await _no_dirs(recheck_ms, changed, wake, wake_names_dirs)
             continue
         deep = recursive is not None and recursive(current)
         ready = asyncio.Event()
@@ -229,6 +240,7 @@ async def _watch_polling(
     changed: asyncio.Event | None,
     wake: asyncio.Event | None,
     recursive: Callable[[set[Path]], bool] | None,
+    wake_names_dirs: bool,
 ) -> AsyncGenerator[set[str] | None, None]:
     """watchfiles' notifier (systems without inotify): it wakes every step_ms. A `wake` starts
     the watch anew here (its None asks for a catch-up), simple and rare on such systems."""
@@ -242,7 +254,7 @@ async def _watch_polling(
             wake.clear()
         current = dirs()
         if not current:
-            await _no_dirs(recheck_ms, changed, wake)
+            await _no_dirs(recheck_ms, changed, wake, wake_names_dirs)
             continue
         stop = asyncio.Event()
         poke = asyncio.ensure_future(changed.wait()) if changed is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -47,4 +48,34 @@ async def test_new_sessions_in_new_folders_keep_one_watch(
         tailer.unwatch("s5")
         assert len(started) == 1, started
     finally:
+        await agen.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_tailer_following_nothing_waits_with_no_timer(tmp_path: Path) -> None:
+    """No session followed, so no folder: the watch is not re-checked on a timer (it used to
+    wake every recheck for nothing); the first session watched is read at once all the same."""
+    tailer = TranscriptTailer(recheck_ms=20)
+    looks: list[set[Path]] = []
+    real = tailer._dirs
+
+    def dirs() -> set[Path]:
+        looks.append(answer := real())
+        return answer
+
+    tailer._dirs = dirs  # type: ignore[method-assign]  # a spy: the real answer
+    agen = tailer.events()
+    first = asyncio.ensure_future(agen.__anext__())
+    try:
+        await asyncio.sleep(0.5)  # 25 rechecks' time
+        assert not first.done() and looks == [set()]  # one look, then a wait
+        path = tmp_path / "-w-a" / "a.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(prompt("a1") + end("a1"))
+        tailer.watch("a", path)
+        seen = await asyncio.wait_for(first, 10)
+        seen += await collect(agen, lambda ev: "tx:a:stop:a1" in stops(seen + ev))
+        assert "tx:a:stop:a1" in stops(seen)
+    finally:
+        first.cancel()
         await agen.aclose()
