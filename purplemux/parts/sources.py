@@ -39,6 +39,9 @@ CODEX_FAST = 0.1
 """Seconds between looks at Codex panes while a Codex session waits for input."""
 CODEX_SETTLE = 2.0
 """Seconds of quick looks after a Codex TUI exits."""
+CODEX_BUSY = 1.0
+"""Seconds between looks while a placed Codex session is busy: its title leaving the spinner is
+the only sign a start-up, or a failed turn, is over (no hook, and maybe no rollout line)."""
 CODEX_QUIET = 5.0
 CODEX_QUIET_MAX = 60.0
 """The safety-net look at Codex panes: first after this, doubling while nothing changes."""
@@ -310,11 +313,13 @@ async def codex_panes(rt: Runtime) -> None:
     walked only when the panes changed, a TUI exited, or a Codex session has no pane yet.
     Nothing ticks while nothing happens: a look comes when a Codex session changes (its hooks,
     its rollout), a TUI exits (a pidfd per TUI), tmux says panes came or went, or a TUI opens a
-    thread (its reference folder, watched). Only while a Codex session waits for input are
-    looks timed, every CODEX_FAST: its title leaving "Action Required" is the only sign that
-    the approval was answered. A safety-net look comes after CODEX_QUIET, doubling up to
-    CODEX_QUIET_MAX while looks find nothing new; the process table is walked at least every
-    CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
+    thread (its reference folder, watched). Only while a Codex session waits for input or works
+    are looks timed: every CODEX_FAST while it waits (its title leaving "Action Required" is the
+    only sign that the approval was answered), every CODEX_BUSY while it is busy (its title's
+    spinner ending is the only sign that a start-up or a failed turn is over). A safety-net look
+    comes after CODEX_QUIET, doubling up to CODEX_QUIET_MAX while looks find nothing new; the
+    process table is walked at least every CODEX_WALK_EVERY (a TUI on a tmux server nobody
+    named yet)."""
     mine = rt.settings.accounts_of("codex")
     homes = [str(a.dir) for a in mine]
     watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
@@ -393,16 +398,18 @@ async def codex_panes(rt: Runtime) -> None:
                     for event in found:
                         rt.engine.post(_with_transcript(rt, event))
                 exits.follow(watcher.tui_pids())
-                waiting = any(
-                    s.agent == "codex"
-                    and s.state is State.NEEDS_INPUT
-                    and not s.ended
-                    and s.tmux is not None  # (its pane's title is what says it was answered)
+                placed = [
+                    s.state
                     for s in rt.engine.sessions.values()
-                )
+                    # (its pane's title is what says it was answered, or is done)
+                    if s.agent == "codex" and not s.ended and s.tmux is not None
+                ]
+                waiting = State.NEEDS_INPUT in placed
                 quiet = first_quiet if found else min(quiet * 2, CODEX_QUIET_MAX)
                 settling = time.monotonic() < settle_until
                 interval: float | None = CODEX_FAST if waiting or walk_now or settling else quiet
+                if State.BUSY in placed and interval == quiet:
+                    interval = min(quiet, CODEX_BUSY)
                 if interval == quiet and not codex_here and not watcher.has_tuis():
                     interval = None  # woken only by a Codex hook, tmux or a thread opened
                 with contextlib.suppress(TimeoutError):
