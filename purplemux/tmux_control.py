@@ -7,6 +7,12 @@ go (`%layout-change`, `%window-close`, `%unlinked-window-close`, `%sessions-chan
 wakes the process poller, and its stdin takes commands such as the pane marker's `set-option`,
 each answered by a `%begin`/`%end` (or `%error`) block in order (verified on tmux 3.3a).
 
+A client also holds subscriptions (`refresh-client -B name::format`, tmux 3.2+): tmux expands
+the format once a second in its own process and sends `%subscription-changed name … : value`
+only when the value changed, so a watch on some panes' titles costs the daemon nothing while
+they stay the same. A session-wide format sees only the client's own session, but one that
+loops over every session (`#{S:#{W:#{P:…}}}`) sees every pane of the server (tmux 3.3a).
+
 A server that is not running, or a tmux without control mode, leaves `command()` answering None:
 the caller then runs a tmux process as before.
 """
@@ -39,6 +45,8 @@ WAKE_ON = frozenset(
     }
 )
 """Notifications that may mean a pane appeared, closed or moved."""
+SUBSCRIPTION = "%subscription-changed"
+"""A subscribed format's value changed: `%subscription-changed name $s @w i %p : value`."""
 RETRY_FIRST = 1.0
 RETRY_MAX = 60.0
 """Seconds before connecting again to a server that was not there, doubling up to the max."""
@@ -73,6 +81,10 @@ class ControlClient:
         self._kick = asyncio.Event()
         self.errors = RateLimitedLog(log, interval=60.0)
         """tmux's `%error` replies, one line per kind a minute (a closed pane repeats)."""
+        self._subs: dict[str, str] = {}
+        """The subscriptions wanted (name -> format), sent again at every attachment."""
+        self._taken: set[str] = set()
+        """The subscriptions tmux took on this attachment."""
 
     @property
     def connected(self) -> bool:
@@ -129,6 +141,8 @@ class ControlClient:
                             attached = True  # the attach itself succeeded
                             self._connected.set()
                             log.debug("tmux control client attached to %s", self.socket)
+                            for name, fmt in self._subs.items():
+                                self._ask(name, fmt)
                     elif len(said) < MAX_REPLY_LINES:
                         said.append(text)  # the reply's text (an error's reason, a query's lines)
                     continue
@@ -141,10 +155,11 @@ class ControlClient:
                 if text.startswith("%exit"):
                     break
                 word = text.split(" ", 1)[0]
-                if word in WAKE_ON:
+                if word in WAKE_ON or word == SUBSCRIPTION:
                     self._on_notify(text)
         finally:
             self._connected.clear()
+            self._taken.clear()
             self._proc = None
             while self._pending:
                 fut, _ = self._pending.popleft()
@@ -188,7 +203,37 @@ class ControlClient:
             return None
         return replies[0][1]
 
-    async def _send(self, commands: Sequence[Command]) -> list[Reply] | None:
+    def subscribe(self, name: str, fmt: str | None) -> None:
+        """Keep a subscription to `fmt` under `name` (None: drop it), on this attachment and
+        every later one; its changes come to `on_notify` as `%subscription-changed` lines."""
+        if fmt is None:
+            if self._subs.pop(name, None) is None:
+                return
+        elif self._subs.get(name) == fmt:
+            return
+        else:
+            self._subs[name] = fmt
+        self._taken.discard(name)
+        if self._connected.is_set():
+            self._ask(name, fmt)
+
+    def subscribed(self, name: str) -> bool:
+        """Whether tmux took that subscription on the current attachment (a tmux before 3.2
+        refuses it: the caller keeps looking on a timer)."""
+        return self._connected.is_set() and name in self._taken
+
+    def _ask(self, name: str, fmt: str | None) -> None:
+        futures = self._write([["refresh-client", "-B", name if fmt is None else f"{name}::{fmt}"]])
+
+        def answered(fut: asyncio.Future[Reply]) -> None:
+            if fmt is not None and fut.result()[0] and self._subs.get(name) == fmt:
+                self._taken.add(name)
+
+        if futures:
+            futures[0].add_done_callback(answered)
+
+    def _write(self, commands: Sequence[Command]) -> list[asyncio.Future[Reply]] | None:
+        """Send commands, one line each; a future per command for its reply (None: not sent)."""
         proc = self._proc
         if proc is None or proc.stdin is None or not self._connected.is_set():
             return None
@@ -205,6 +250,12 @@ class ControlClient:
         except (ConnectionError, RuntimeError):
             for _ in futures:  # never sent: no reply will come for them
                 self._pending.pop()
+            return None
+        return futures
+
+    async def _send(self, commands: Sequence[Command]) -> list[Reply] | None:
+        futures = self._write(commands)
+        if futures is None:
             return None
         try:
             async with asyncio.timeout(COMMAND_TIMEOUT):
@@ -272,6 +323,14 @@ class TmuxControl:
     async def query(self, socket: str | None, args: Command) -> list[str] | None:
         """A command's printed lines through that server's client; None if none is attached."""
         return await self.want(socket).query(args)
+
+    def subscribe(self, socket: str | None, name: str, fmt: str | None) -> None:
+        """Keep a subscription on that server's client (None: drop it); see ControlClient."""
+        self.want(socket).subscribe(name, fmt)
+
+    def subscribed(self, socket: str | None, name: str) -> bool:
+        client = self.clients.get(self.key(socket))
+        return client is not None and client.subscribed(name)
 
     async def run(self) -> None:
         """Run every wanted client until cancelled (then end them all), in one TaskGroup: a

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,20 @@ from purplemux.runtime import Runtime
 from purplemux.settings import Account
 from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
-from purplemux.sources.codex_panes import REFERENCES, TITLE_FORMAT, CodexPanes, parse_panes
+from purplemux.sources.codex_panes import (
+    REFERENCES,
+    TITLE_FORMAT,
+    TITLES,
+    CodexPanes,
+    parse_panes,
+    title_watch,
+)
 from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
 from purplemux.sources.watch import watch_dirs
 from purplemux.spread import spread
 from purplemux.tmux import TmuxError, run_blocking
+from purplemux.tmux_control import SUBSCRIPTION
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +244,8 @@ async def processes(rt: Runtime) -> None:
                 wake.set()
 
     def on_tmux(socket: str, line: str) -> None:
-        wake.set()
+        if not line.startswith(SUBSCRIPTION):  # (a watched title: Codex's, not a pane change)
+            wake.set()
 
     unsubscribe = rt.engine.subscribe(change=on_change)
     unlisten = rt.tmux.listen(on_tmux)
@@ -316,10 +325,13 @@ async def codex_panes(rt: Runtime) -> None:
     thread (its reference folder, watched). Only while a Codex session waits for input or works
     are looks timed: every CODEX_FAST while it waits (its title leaving "Action Required" is the
     only sign that the approval was answered), every CODEX_BUSY while it is busy (its title's
-    spinner ending is the only sign that a start-up or a failed turn is over). A safety-net look
-    comes after CODEX_QUIET, doubling up to CODEX_QUIET_MAX while looks find nothing new; the
-    process table is walked at least every CODEX_WALK_EVERY (a TUI on a tmux server nobody
-    named yet)."""
+    spinner ending is the only sign that a start-up or a failed turn is over). Where every
+    server with a Codex pane has taken the title subscription (`title_watch`, tmux 3.2+), tmux
+    tells of each title change instead: no timer then while nothing waits for an answer. On a
+    server without it (no control client, an old tmux), a safety-net look comes after
+    CODEX_QUIET, doubling up to CODEX_QUIET_MAX while looks find nothing new, and every
+    CODEX_BUSY while a Codex session is busy; the process table is walked at least every
+    CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
     mine = rt.settings.accounts_of("codex")
     homes = [str(a.dir) for a in mine]
     watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
@@ -336,7 +348,9 @@ async def codex_panes(rt: Runtime) -> None:
         wake.set()
 
     exits = _ExitWatch(exited)
-    first_quiet = quiet = spread(CODEX_QUIET, "codex panes")
+    # (A longer poll_interval, PURPLEMUX_POLL_INTERVAL, makes every safety net slower.)
+    first_quiet = quiet = spread(max(CODEX_QUIET, rt.settings.poll_interval), "codex panes")
+    quiet_max = max(CODEX_QUIET_MAX, first_quiet)
     sockets: set[str] = {rt.tmux.key(None)}
 
     def on_change(session: Session) -> None:
@@ -349,6 +363,10 @@ async def codex_panes(rt: Runtime) -> None:
 
     def on_tmux(socket: str, line: str) -> None:
         nonlocal walk_now
+        if line.startswith(SUBSCRIPTION):
+            if line.startswith(f"{SUBSCRIPTION} {TITLES} "):
+                wake.set()  # a Codex pane's title changed: look (no walk: the panes are the same)
+            return
         if watcher.has_tuis() or any(os.path.isdir(h) for h in homes):
             walk_now = True  # (a machine without Codex walks nothing for a tmux change)
             wake.set()
@@ -398,6 +416,7 @@ async def codex_panes(rt: Runtime) -> None:
                     for event in found:
                         rt.engine.post(_with_transcript(rt, event))
                 exits.follow(watcher.tui_pids())
+                titles_watched = _watch_titles(rt, sockets, watcher.tui_panes())
                 placed = [
                     s.state
                     for s in rt.engine.sessions.values()
@@ -405,10 +424,12 @@ async def codex_panes(rt: Runtime) -> None:
                     if s.agent == "codex" and not s.ended and s.tmux is not None
                 ]
                 waiting = State.NEEDS_INPUT in placed
-                quiet = first_quiet if found else min(quiet * 2, CODEX_QUIET_MAX)
+                quiet = first_quiet if found else min(quiet * 2, quiet_max)
                 settling = time.monotonic() < settle_until
                 interval: float | None = CODEX_FAST if waiting or walk_now or settling else quiet
-                if State.BUSY in placed and interval == quiet:
+                if titles_watched and interval == quiet:
+                    interval = None  # tmux tells of a title's change; pidfds, tmux, refs the rest
+                elif State.BUSY in placed and interval == quiet:
                     interval = min(quiet, CODEX_BUSY)
                 if interval == quiet and not codex_here and not watcher.has_tuis():
                     interval = None  # woken only by a Codex hook, tmux or a thread opened
@@ -418,6 +439,16 @@ async def codex_panes(rt: Runtime) -> None:
         exits.close()
         unsubscribe()
         unlisten()
+
+
+def _watch_titles(rt: Runtime, sockets: set[str], panes: Mapping[str, set[str]]) -> bool:
+    """Subscribe each server's control client to the titles of its Codex panes (none: drop
+    it); True when every server with a Codex pane has taken it (its changes then wake the
+    look: no timer needed)."""
+    for socket in sockets:
+        ids = panes.get(socket)
+        rt.tmux.subscribe(socket, TITLES, title_watch(ids) if ids else None)
+    return all(rt.tmux.subscribed(s, TITLES) for s, ids in panes.items() if ids)
 
 
 def _codex_ref_dirs(homes: list[str]) -> set[Path]:

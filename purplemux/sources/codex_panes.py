@@ -16,7 +16,9 @@ What it reports, as typed events for the engine:
   answered, and a failed turn's end.
 
 `read_titles` is one `list-panes -a` per server (through the control client when attached);
-the process table is walked only when the panes or their processes changed.
+the process table is walked only when the panes or their processes changed. Between looks, each
+server's control client is subscribed to its Codex panes' titles (`title_watch`): tmux says
+when one changed, so an idle Codex pane costs no timer.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ log = logging.getLogger(__name__)
 TITLE_FORMAT = (
     "#{pane_id}\t#{pane_pid}\t#{session_name}\t#{window_index}\t#{socket_path}\t#{pane_title}"
 )
+TITLES = "purplemux-codex-titles"
+"""The control clients' subscription to the Codex panes' titles (see `title_watch`)."""
 AGENT = "codex"
 REFERENCES = threads.OPENED_DIR
 
@@ -68,6 +72,15 @@ def parse_panes(lines: Iterable[str], socket: str) -> list[tuple[Pane, str]]:
         pane_id, pid, session, window, path, title = parts
         out.append((Pane(pane_id, int(pid), session, window, path or socket), title))
     return out
+
+
+def title_watch(pane_ids: Iterable[str]) -> str:
+    """A tmux format whose value changes whenever one of these panes' titles does, in any
+    session of the server (a control client's session-wide format sees only its own session;
+    `#{S:…}` loops over all of them)."""
+    wanted = "|" + "|".join(sorted(pane_ids)) + "|"
+    pane = "#{?#{m:*|#{pane_id}|*," + wanted + "},#{pane_id}=#{pane_title}|,}"
+    return "#{S:#{W:#{P:" + pane + "}}}"
 
 
 def read_threads(home: str) -> list[Thread]:
@@ -217,6 +230,14 @@ class CodexPanes:
     def tui_pids(self) -> set[int]:
         """The Codex TUIs in the panes (their exits wake the watcher)."""
         return {t.pid for t in self._tuis.values() if t is not None}
+
+    def tui_panes(self) -> dict[str, set[str]]:
+        """Per tmux server socket: the ids of its panes that run a Codex TUI of ours."""
+        out: dict[str, set[str]] = {}
+        for (socket, pane_id), tui in self._tuis.items():
+            if tui is not None:
+                out.setdefault(socket, set()).add(pane_id)
+        return out
 
     def has_tuis(self) -> bool:
         return any(t is not None for t in self._tuis.values())
