@@ -16,7 +16,7 @@ from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
 from purplemux.listing import Board, board
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
-from purplemux.model import Session, State
+from purplemux.model import Session, State, evolve
 from purplemux.notify.once import LiveEntries
 from purplemux.present import Origin, SessionView, present, session_json
 from purplemux.ratelimit_log import RateLimitedLog
@@ -357,7 +357,7 @@ class Engine:
                 to_log.append(e)
             prev = changed.get(e.session_id) or self.sessions.get(e.session_id)
             if prev is None or any(isinstance(x, Persist) for x in effects):
-                new = replace(new, seq=(prev.seq if prev else 0) + 1)
+                new = evolve(new, seq=(prev.seq if prev else 0) + 1)
                 changed[e.session_id] = new
             live = it.live and self.entries.is_live(e.at)
             shown = changed.get(e.session_id) or self.sessions[e.session_id]

@@ -34,6 +34,7 @@ from purplemux.model import (
     ResumeAtReset,
     Session,
     State,
+    evolve,
 )
 from purplemux.session_facts import FILE_WAITING
 
@@ -625,7 +626,7 @@ def step(s: Session, e: Event) -> tuple[Session, list[Effect]]:
         changes["last_event"] = LastEvent(e.label, e.at)
         changes["updated_at"] = max(s.updated_at, e.at)
     changed = _differs(s, changes)
-    new = replace(s, **changes) if changed else s
+    new = evolve(s, **changes) if changed else s
     if new.transcript_path and new.transcript_path != s.transcript_path and not new.ended:
         effects.append(Watch(new.transcript_path))
     if new.ended and not s.ended:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -20,6 +21,19 @@ class State(StrEnum):
 
 
 ATTENTION_STATES = frozenset({State.NEEDS_INPUT, State.REVIEW})
+
+
+def evolve(s: Session, **changes: Any) -> Session:
+    """`dataclasses.replace` for a Session, without its field walk and keyword call (about
+    twice as fast; every event that changes a session makes one or two). Session has no
+    __post_init__ and no InitVar: a copy of its slots with the changes is what replace makes."""
+    values = list(_session_values(s))
+    for name, value in changes.items():
+        values[_SESSION_INDEX[name]] = value  # (a KeyError: no such field)
+    new = object.__new__(Session)
+    for name, value in zip(_SESSION_FIELDS, values, strict=True):
+        object.__setattr__(new, name, value)
+    return new
 
 
 def _flat(obj: Any) -> dict[str, Any]:
@@ -311,3 +325,8 @@ class Session:
             limit=LimitWall(**data["limit"]) if data.get("limit") else None,
             resume=ResumeAtReset(**data["resume"]) if data.get("resume") else None,
         )
+
+
+_SESSION_FIELDS: tuple[str, ...] = tuple(Session.__dataclass_fields__)
+_SESSION_INDEX = {name: i for i, name in enumerate(_SESSION_FIELDS)}
+_session_values = operator.attrgetter(*_SESSION_FIELDS)

@@ -120,7 +120,15 @@ def _actions(s: Session, lk: Look) -> tuple[str, ...]:
     # A background session has no pane: its prompts are answered, and Jump opens, through
     # `claude attach <job>` (purplemux/attach.py).
     in_pane = (bool(s.tmux and s.tmux.pane) or (s.background and bool(s.job_id))) and not s.ended
-    return tuple(sorted(a for a in lk.actions if in_pane or a not in PANE_ACTIONS))
+    return _ACTIONS[(lk.actions, in_pane)]
+
+
+_ACTIONS: Mapping[tuple[frozenset[str], bool], tuple[str, ...]] = {
+    (lk.actions, in_pane): tuple(sorted(a for a in lk.actions if in_pane or a not in PANE_ACTIONS))
+    for lk in LOOKS.values()
+    for in_pane in (False, True)
+}
+"""Each look's actions with and without a live pane, sorted (made once: every view asks)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -129,16 +130,7 @@ class Settings:
         a session file); None when none does. The deepest dir wins (one inside another)."""
         if not path:
             return None
-        mine = self.accounts_of(agent)
-        text = os.path.normpath(os.path.abspath(os.path.expanduser(str(path))))
-        found = _holder(text, [(os.path.normpath(os.path.abspath(a.dir)), a) for a in mine])
-        if found is None:  # a link on either side: compare where they really are
-            try:
-                real = os.path.realpath(text)
-            except (ValueError, OSError):  # a NUL, a lone surrogate: no file of any account
-                return None
-            found = _holder(real, [(os.path.realpath(a.dir), a) for a in mine])
-        return found.label if found else None
+        return _account_of(tuple(self.accounts_of(agent)), str(path))
 
     @property
     def input_allowed(self) -> bool:
@@ -273,6 +265,21 @@ class Settings:
                 f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
             )
         return settings
+
+
+@functools.lru_cache(maxsize=4096)
+def _account_of(mine: tuple[Account, ...], path: str) -> str | None:
+    """Settings.account_of, remembered: every hook names its transcript, and resolving links
+    (realpath: an lstat per component) was a few % of the daemon's CPU per event."""
+    text = os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+    found = _holder(text, [(os.path.normpath(os.path.abspath(a.dir)), a) for a in mine])
+    if found is None:  # a link on either side: compare where they really are
+        try:
+            real = os.path.realpath(text)
+        except (ValueError, OSError):  # a NUL, a lone surrogate: no file of any account
+            return None
+        found = _holder(real, [(os.path.realpath(a.dir), a) for a in mine])
+    return found.label if found else None
 
 
 def _holder(path: str, dirs: list[tuple[str, Account]]) -> Account | None:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
+from purplemux import jsontext
+
 if TYPE_CHECKING:  # `serve` opens the store before it answers; the models load with the app
     from purplemux.events import Event
     from purplemux.model import Session
@@ -312,7 +314,7 @@ class Store:
                         e.kind.value,
                         e.label,
                         e.source.value,
-                        json.dumps(e.to_json()),
+                        jsontext.dumps(e.to_json()),
                         now,
                     )
                     for e in events
@@ -322,7 +324,7 @@ class Store:
                 "INSERT INTO sessions (id, record, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET record=excluded.record,"
                 " updated_at=excluded.updated_at",
-                [(s.id, json.dumps(s.to_record()), s.updated_at) for s in sessions],
+                [(s.id, jsontext.dumps(s.to_record()), s.updated_at) for s in sessions],
             )
             self.db.executemany(
                 "INSERT INTO usage (session_id, day, project, cost_usd, tokens)"
