@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -124,8 +125,13 @@ class World:
     in_pane: set[str] = field(default_factory=set)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     tmux_env: dict[str, str] = field(default_factory=dict)
+    pane_procs: list[psutil.Process] = field(default_factory=list)
+    """Other programs started in the world's panes (benchmarks.idle's Codex stand-ins)."""
 
     def close(self) -> None:
+        for q in self.pane_procs:  # while tmux still holds them: their pids are theirs
+            with contextlib.suppress(psutil.Error):
+                q.kill()
         subprocess.run(["tmux", "kill-server"], env=self.tmux_env, capture_output=True, timeout=10)
         for p in self.procs:
             p.terminate()

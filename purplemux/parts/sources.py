@@ -34,7 +34,7 @@ from purplemux.sources.codex_panes import (
     parse_panes,
     title_watch,
 )
-from purplemux.sources.processes import Known, Pane, ProcessPoller, snapshot
+from purplemux.sources.processes import Cmdlines, Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
 from purplemux.sources.watch import watch_dirs
 from purplemux.spread import spread
@@ -348,6 +348,7 @@ async def codex_panes(rt: Runtime) -> None:
         wake.set()
 
     exits = _ExitWatch(exited)
+    cmdlines = Cmdlines()  # (the walks below read a settled process's stat only)
     # (A longer poll_interval, PURPLEMUX_POLL_INTERVAL, makes every safety net slower.)
     first_quiet = quiet = spread(max(CODEX_QUIET, rt.settings.poll_interval), "codex panes")
     quiet_max = max(CODEX_QUIET_MAX, first_quiet)
@@ -404,7 +405,7 @@ async def codex_panes(rt: Runtime) -> None:
                 if walk_now or stale or watcher.needs_walk(panes):
                     walk_now = False
                     last_walk = time.monotonic()
-                    table = await asyncio.to_thread(snapshot)
+                    table = await asyncio.to_thread(snapshot, cmdlines)
                     await asyncio.to_thread(watcher.walk, panes, table)
                     for socket in watcher.unplaced_sockets(table, sockets):
                         sockets.add(socket)

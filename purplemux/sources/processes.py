@@ -17,7 +17,7 @@ from purplemux import fdlimit
 from purplemux.agents.claude.process import is_claude
 from purplemux.events import Event, ProcessGone, ProcessSeen, Source
 from purplemux.model import TmuxLocation
-from purplemux.procinfo import ProcInfo, proc_name, read_proc
+from purplemux.procinfo import ProcInfo, proc_name
 from purplemux.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
@@ -88,14 +88,54 @@ def list_panes(
     return panes
 
 
-def snapshot() -> ProcessTable:
-    """All processes in one walk (children(recursive=True) per pane costs far more)."""
+def snapshot(known: Cmdlines | None = None) -> ProcessTable:
+    """All processes in one walk (children(recursive=True) per pane costs far more); `known`:
+    the argv of processes read by an earlier walk of the same caller, kept and reused."""
     if os.path.isdir("/proc/self"):
         try:
-            return _proc_snapshot()
+            return _proc_snapshot(known)
         except (OSError, ValueError, IndexError):
             pass  # not the /proc we know: psutil's walk below
     return _psutil_snapshot()
+
+
+SETTLED_ARGV = 10.0
+"""Seconds a process has run before its argv is taken as settled: a program may rewrite its
+own (node's process.title) as it starts, but an exec changes its command name, which is read
+again every walk."""
+
+
+class Cmdlines:
+    """The argv of each process a walk read, by pid, with the stat fields it was read under
+    (command name, start time): the next walk reads a known, settled process's stat only.
+
+    One per caller (the process poller, the Codex panes' watcher): walks run in worker threads,
+    each caller's one at a time."""
+
+    __slots__ = ("by_pid",)
+
+    def __init__(self) -> None:
+        self.by_pid: dict[int, tuple[bytes, bytes, tuple[str, ...]]] = {}
+
+
+def _read(path: str, whole: bool) -> bytes | None:
+    """A /proc file's bytes (one read of a stat line; to the end for `whole`); None if gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+        if whole and len(data) == 4096:
+            chunks = [data]
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _proc_cmdline(data: str) -> tuple[str, ...]:
@@ -111,30 +151,44 @@ def _proc_cmdline(data: str) -> tuple[str, ...]:
     return tuple(args)
 
 
-def _proc_snapshot() -> ProcessTable:
-    """Linux: two reads per process (stat, cmdline), the same facts as psutil's walk gives.
+def _proc_snapshot(known: Cmdlines | None = None) -> ProcessTable:
+    """Linux: two reads per process (stat, cmdline), the same facts as psutil's walk gives;
+    one (stat) for a process `known` has read before under the same name and start time.
 
     psutil's accessors read /proc several times per process; on a machine with hundreds of
     processes, polled every few seconds, that walk was most of the daemon's idle CPU."""
     boot = float(psutil.boot_time())
     ticks = float(os.sysconf("SC_CLK_TCK"))
+    settled_before = (time.time() - boot - SETTLED_ARGV) * ticks
+    before = known.by_pid if known is not None else {}
+    kept: dict[int, tuple[bytes, bytes, tuple[str, ...]]] = {}
     table = ProcessTable()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        read = read_proc(entry)
-        if read is None:
+        stat = _read(f"/proc/{entry}/stat", whole=False)
+        if stat is None:
             continue  # it exited meanwhile, or is not ours to read
-        stat, raw = read
         pid = int(entry)
         # The command name may hold spaces and parentheses: it ends at the last ')'.
         head, _, rest = stat.rpartition(b")")
         fields = rest.split()
         ppid, started = int(fields[1]), int(fields[19])
-        cmdline = _proc_cmdline(raw.decode("utf-8", "surrogateescape"))
+        old = before.get(pid)
+        if old is not None and old[0] == head and old[1] == fields[19]:
+            cmdline = old[2]
+        else:
+            raw = _read(f"/proc/{entry}/cmdline", whole=True)
+            if raw is None:
+                continue
+            cmdline = _proc_cmdline(raw.decode("utf-8", "surrogateescape"))
+        if known is not None and started < settled_before:
+            kept[pid] = (head, fields[19], cmdline)
         name = proc_name(head, cmdline)
         table.procs[pid] = ProcInfo(pid, ppid, name, cmdline, boot + started / ticks)
         table.children.setdefault(ppid, []).append(pid)
+    if known is not None:
+        known.by_pid = kept
     return table
 
 
@@ -226,6 +280,7 @@ class ProcessPoller:
         self._seen: dict[str, tuple[int, float, TmuxLocation | None]] = {}
         self._lock = asyncio.Lock()
         self._asked: set[int] = set()  # pids whose environment was read for $TMUX
+        self._cmdlines = Cmdlines()  # (each walk reads a settled process's stat only)
         self._fds = fdlimit.limiter()  # running out of descriptors, said once a while
         self._stop = threading.Event()
 
@@ -286,7 +341,7 @@ class ProcessPoller:
 
     def _poll(self, known: dict[str, Known], claims: list[SessionClaim]) -> list[Event]:
         self._learn_sockets(claims)
-        table = snapshot()
+        table = snapshot(self._cmdlines)
         panes = self.panes(k.socket for k in known.values() if k.socket)
         now = self._clock()
         in_pane: dict[tuple[str, str], int] = {}

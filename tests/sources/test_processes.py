@@ -207,8 +207,8 @@ async def test_poller_pid_reuse_and_clear(server: Server, monkeypatch: pytest.Mo
     # The pid now belongs to a process started later: the old one is gone.
     real = snapshot
 
-    def reused() -> ProcessTable:
-        table = real()
+    def reused(known: processes.Cmdlines | None = None) -> ProcessTable:
+        table = real(known)
         table.procs[own] = replace(table.procs[own], create_time=table.procs[own].create_time + 50)
         return table
 
@@ -279,3 +279,31 @@ async def test_a_background_worker_with_no_pane_lives_while_its_process_does(
         worker.wait()
     events = await poller.poll({"bg-1": Known(pid=worker.pid, alive=True)})
     assert [(type(e), e.session_id) for e in events] == [(ProcessGone, "bg-1")]
+
+
+def test_a_walk_reuses_a_settled_argv_and_reads_it_again_after_an_exec(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(processes, "SETTLED_ARGV", 0.0)  # (else only after 10 s of its life)
+    proc = subprocess.Popen(["sh", "-c", "read line; exec sleep 30"], stdin=subprocess.PIPE)
+    try:
+        known = processes.Cmdlines()
+        first = wait_for(lambda: processes.snapshot(known).procs.get(proc.pid))
+        assert first.name == "sh" and first.cmdline[:2] == ("sh", "-c")
+        assert known.by_pid[proc.pid][2] == first.cmdline  # kept for the next walk
+        assert processes.snapshot(known).procs[proc.pid].cmdline == first.cmdline
+        # The same pid and start time, another program: its command name tells, argv is re-read.
+        assert proc.stdin is not None
+        proc.stdin.write(b"go\n")
+        proc.stdin.flush()
+        now = wait_for(
+            lambda: (lambda p: p if p and p.name == "sleep" else None)(
+                processes.snapshot(known).procs.get(proc.pid)
+            )
+        )
+        assert now.cmdline == ("sleep", "30") and now.create_time == first.create_time
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdin is not None:
+            proc.stdin.close()
