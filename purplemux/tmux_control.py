@@ -325,8 +325,15 @@ class TmuxControl:
         return await self.want(socket).query(args)
 
     def subscribe(self, socket: str | None, name: str, fmt: str | None) -> None:
-        """Keep a subscription on that server's client (None: drop it); see ControlClient."""
-        self.want(socket).subscribe(name, fmt)
+        """Keep a subscription on that server's client (None: drop it); see ControlClient. A
+        client is made for it if none is kept yet, but none is kicked to connect again (the
+        Codex watcher asks at every look)."""
+        client = self.clients.get(self.key(socket))
+        if client is None:
+            if fmt is None:
+                return
+            client = self.want(socket)
+        client.subscribe(name, fmt)
 
     def subscribed(self, socket: str | None, name: str) -> bool:
         client = self.clients.get(self.key(socket))
