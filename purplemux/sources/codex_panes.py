@@ -145,12 +145,16 @@ def _state(title: PaneTitle) -> str | None:
 
 
 def project_name(cwd: str | None) -> str | None:
-    """The name Codex shows for a folder: its git root's, else its own (blocking: stats)."""
+    """The name Codex shows for a folder: its git root's, else its own (blocking: stats). A
+    root is where git would find a repository: a `.git` file (a worktree, a submodule) or a
+    `.git` folder with a HEAD; a stray empty `.git` above (seen in /tmp) is none, for Codex
+    too (it then shows the folder's own name, and a title would never match)."""
     if not cwd:
         return None
     path = Path(cwd)
     for folder in (path, *path.parents):
-        if (folder / ".git").exists():
+        git = folder / ".git"
+        if git.is_file() or (git / "HEAD").exists():
             return folder.name or None
     return path.name or None
 
