@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 import time
@@ -35,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-import orjson
+from purplemux import jsontext
 
 if TYPE_CHECKING:
     from purplemux.listing import Board, GroupBox
@@ -96,10 +95,7 @@ class Subscriber:
 def encode(message: Message) -> bytes:
     """A message as the JSON (UTF-8) sent on the WebSocket: orjson, ~5x json.dumps here; the
     standard library for what orjson refuses (an integer past 64 bits)."""
-    try:
-        return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
-    except TypeError:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    return jsontext.dumpb(message)
 
 
 def text_frame(payload: bytes) -> bytes:

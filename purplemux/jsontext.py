@@ -13,8 +13,13 @@ from typing import Any
 import orjson
 
 
-def dumps(value: Any) -> str:
+def dumpb(value: Any) -> bytes:
+    """Compact UTF-8 JSON (the live feed's messages, the store's text)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # (orjson.JSONEncodeError is one)
-        return json.dumps(value)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def dumps(value: Any) -> str:
+    return dumpb(value).decode()
