@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -194,30 +195,47 @@ HOOK_CASES: list[tuple[str, dict[str, str], bytes]] = [
 ]
 
 
-def test_the_hook_fast_path_answers_as_the_route_does(tmp_path: Path) -> None:
-    """POST /api/hooks skips FastAPI's routing (server/api.py HookFastPath): every answer,
-    refusals included, is the one the FastAPI route gives, and so are the sessions it leaves."""
-    from purplemux.server.api import HookFastPath
+class _Counted:
+    """An ASGI app in front of another, counting the requests that reach it."""
+
+    def __init__(self, app: Any, seen: list[str]) -> None:
+        self.app, self.seen, self.state = app, seen, app.state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.seen.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+def test_the_hook_path_in_front_answers_as_the_route_does(tmp_path: Path) -> None:
+    """The usual hook call is answered in front of the daemon's app (server/hookpath.py, what
+    `serve` runs: Starting): every answer, refusals included, is the one the app's route gives
+    on its own, and so are the sessions it leaves; only the usual calls skip the app."""
+    from purplemux.server.starting import Starting
 
     answers = []
-    for fast in (True, False):
-        app = create_app(settings_for(tmp_path / ("fast" if fast else "route")))
-        if not fast:  # the app as it was: every hook call through the FastAPI route
-            app.user_middleware = [m for m in app.user_middleware if m.cls is not HookFastPath]
+    for front in (True, False):
+        settings = settings_for(tmp_path / ("front" if front else "route"))
+        served = Starting(settings) if front else create_app(settings)
+        through_app: list[str] = []
         seen = []
-        with TestClient(app) as c:
-            token = app.state.runtime.token
-            layer, layers = app.middleware_stack, []
-            while layer is not None:
-                layers.append(type(layer))
-                layer = getattr(layer, "app", None)
-            assert (HookFastPath in layers) is fast
+        with TestClient(served) as c:
+            if isinstance(served, Starting):
+                assert c.get("/api/sessions").status_code == 401  # answered once it has loaded
+                assert served.hooks is not None and served.app is not None
+                app = served.app
+                served.hooks.app = _Counted(app, through_app)
+            else:
+                app = served
+            token = app.state.runtime.token  # type: ignore[attr-defined]
             for name, headers, body in HOOK_CASES:
                 wrong = name in ("no token", "wrong token")
                 auth = {} if wrong else {"Authorization": f"Bearer {token}"}
+                before = len(through_app)
                 r = c.post("/api/hooks", content=body, headers={**auth, **headers})
                 kept = {k: v for k, v in r.headers.items() if k != "date"}
                 seen.append((name, r.status_code, r.content, kept))
+                if front:  # the usual calls (stored, and its replay) never reach the app
+                    assert (len(through_app) > before) is (name not in ("stored", "a replay"))
             sessions = c.get("/api/sessions?all=1", headers={"Authorization": f"Bearer {token}"})
             states = [(s["id"], s["state"], s["seq"]) for s in sessions.json()["sessions"]]
         answers.append((seen, states))

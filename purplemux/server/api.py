@@ -11,9 +11,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from purplemux import __version__, session_facts
 from purplemux.actions import outcome
@@ -24,7 +21,6 @@ from purplemux.server.runtime import (
     current_runtime,
     require_auth,
     require_token,
-    runtime,
 )
 from purplemux.settings import MAX_BODY, MAX_HOOK_BODY
 from purplemux.sources.hooks import PayloadError, to_event
@@ -109,30 +105,10 @@ async def health(request: Request) -> dict[str, Any]:
 
 @router.post("/api/hooks", dependencies=[Depends(require_token)])
 async def post_hook(request: Request, rt: Runtime = Depends(current_runtime)) -> JSONResponse:
+    """A hook call. The usual one is answered in front of the app, the same way
+    (purplemux.server.hookpath); this route answers every other, and all of them where the
+    app is served on its own (tests)."""
     return await accept_hook(request, rt)
-
-
-class HookFastPath:
-    """POST /api/hooks straight to its handler, past FastAPI's routing, dependency solving and
-    exception middleware: the hook script's calls are nearly all of a busy daemon's requests.
-    The same checks in the same order and the same answers as the route above (which stays, for
-    the schema); it sits inside HostCheck and SecurityMiddleware, so they still apply."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != HOOKS or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope, receive)
-        response: Response
-        try:
-            await require_token(request)
-            response = await accept_hook(request, runtime(request))
-        except StarletteHTTPException as exc:  # as the app's handler answers it
-            response = JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-        await response(scope, receive, send)
 
 
 async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:

@@ -126,7 +126,6 @@ def create_app(
     app.include_router(history.router)
     app.include_router(notifications.router)
     app.include_router(webapp.router)  # before /static: its sw.js is stamped
-    app.add_middleware(api.HookFastPath)  # innermost: the checks below still run first
     app.add_middleware(SecurityMiddleware)
     app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else runs
     app.mount("/static", StaticFiles(directory=web_dir() / "static"), name="static")

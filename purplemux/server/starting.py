@@ -7,8 +7,9 @@ uvicorn loads before it listens. Its lifespan starts the daemon's app (purplemux
 imported in a worker thread so the loop keeps answering while the modules load) and runs that
 app's own lifespan; until it has, /api/health says `"status": "starting"` and every other
 request waits for it (none is refused), then goes to it. Once started, everything — /api/health
-included — is the daemon's app's. If it fails to start, the failure is logged, waiting requests
-get 503 and the server is told to stop (`serve` then exits 1).
+included — is the daemon's app's, but for the usual hook call, taken in front of it
+(purplemux.server.hookpath) with the same answer. If it fails to start, the failure is logged,
+waiting requests get 503 and the server is told to stop (`serve` then exits 1).
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from purplemux import __version__
 from purplemux.server.host_check import allowed_names, host_name
 from purplemux.settings import Settings
+
+if TYPE_CHECKING:
+    from purplemux.server.hookpath import HookPath
 
 log = logging.getLogger("purplemux")
 
@@ -57,6 +61,8 @@ class Starting:
         self.build = build
         self.app: ASGIApp | None = None
         """The daemon's app, once its lifespan has started."""
+        self.hooks: HookPath | None = None
+        """Hook calls in front of it (purplemux.server.hookpath), once it has started."""
         self.failed = False
         self.allowed = allowed_names(settings)
         self._settled: asyncio.Event | None = None
@@ -78,6 +84,9 @@ class Starting:
                 await self._answer(send, 503, {"error": "the daemon failed to start"})
             else:
                 await send({"type": "websocket.close", "code": 1011})
+            return
+        if self.hooks is not None and self.hooks.wants(scope):
+            await self.hooks(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -122,6 +131,9 @@ class Starting:
             lifespan = app.router.lifespan_context(app)  # type: ignore[attr-defined]
             await lifespan.__aenter__()
             self._lifespan = lifespan
+            from purplemux.server.hookpath import HookPath  # loaded with the app: no cost here
+
+            self.hooks = HookPath(app, self.allowed)
             self.app = app
         except asyncio.CancelledError:
             raise
