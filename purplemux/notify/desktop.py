@@ -6,11 +6,15 @@ import asyncio
 import logging
 import shutil
 import sys
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
 APP_NAME = "purplemux"
+LOOK_AGAIN = 60.0
+"""Seconds a lookup of the tool on PATH is kept: a walk of PATH at every entry into review
+was most of a finished turn's cost where the tool is missing (a server, a container)."""
 
 
 class DesktopNotifier:
@@ -23,29 +27,45 @@ class DesktopNotifier:
         timeout: float = 5.0,
         platform: str = sys.platform,
         which: Callable[[str], str | None] = shutil.which,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.enabled = enabled
         self.timeout = timeout
         self._platform = platform
         self._which = which
+        self._clock = clock
         self._failing = False
+        self._found: tuple[float, str, str | None] | None = None
+        """When the tool was looked for, its name and its path (None: none is on PATH)."""
+
+    def _tool(self) -> tuple[str, str | None]:
+        """The tool's name and path on PATH, looked up again after LOOK_AGAIN seconds."""
+        now = self._clock()
+        if self._found is None or now - self._found[0] > LOOK_AGAIN:
+            order = ("osascript", "notify-send") if self._platform == "darwin" else ("notify-send",)
+            found = next(((n, p) for n in order if (p := self._which(n)) is not None), None)
+            name, path = found or ("", None)
+            self._found = (now, name, path)
+        return self._found[1], self._found[2]
+
+    def may_show(self) -> bool:
+        """Enabled, with the tool on PATH (as last looked): else a notification is not even
+        worded."""
+        return self.enabled and self._tool()[1] is not None
 
     def command(self, title: str, body: str, *, urgent: bool = False) -> list[str] | None:
         """The argv that shows the notification here, or None when no tool is on PATH."""
-        order = ("osascript", "notify-send") if self._platform == "darwin" else ("notify-send",)
-        for name in order:
-            path = self._which(name)
-            if path is None:
-                continue
-            if name == "notify-send":
-                urgency = "critical" if urgent else "normal"
-                # `--` ends the options: a title starting with "-" is still a title.
-                return [path, f"--app-name={APP_NAME}", f"--urgency={urgency}", "--", title, body]
-            script = f"display notification {applescript_string(body)} with title " + (
-                applescript_string(title)
-            )
-            return [path, "-e", script]
-        return None
+        name, path = self._tool()
+        if path is None:
+            return None
+        if name == "notify-send":
+            urgency = "critical" if urgent else "normal"
+            # `--` ends the options: a title starting with "-" is still a title.
+            return [path, f"--app-name={APP_NAME}", f"--urgency={urgency}", "--", title, body]
+        script = f"display notification {applescript_string(body)} with title " + (
+            applescript_string(title)
+        )
+        return [path, "-e", script]
 
     async def notify(self, title: str, body: str, *, urgent: bool = False) -> bool:
         """Run the tool without blocking the loop; True if it ran and exited 0."""

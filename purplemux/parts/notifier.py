@@ -51,6 +51,11 @@ class StoredSubscriptions:
             kept = self._kept = await self.store.call(lambda s: s.versioned_subscriptions())
         return kept[1]
 
+    def none(self) -> bool:
+        """No subscription is stored (as the store's version says now): no push to make."""
+        kept = self._kept
+        return kept is not None and kept[0] == self.store.sync.subscriptions_version and not kept[1]
+
     async def for_push(self, muted: Collection[str] = ()) -> list[dict[str, Any]]:
         """The subscriptions to send to: of live logins, but not of the `muted` ones (a focused
         page of theirs already shows it)."""
@@ -188,8 +193,10 @@ async def notifier(rt: Runtime) -> None:
             return
         urgency = urgency_for(notify.state)
         origin = rt.engine.origin_of(session.id)
-        send(_push(rt, sender, subs, session, urgency, muted))
-        if not muted:  # on this machine's desktop: held back while a signed-in page is looked at
+        if not subs.none():
+            send(_push(rt, sender, subs, session, urgency, muted))
+        # On this machine's desktop: held back while a signed-in page is looked at.
+        if not muted and desktop.may_show():
             send(
                 desktop.notify(
                     title(session, origin, rt.engine.named_accounts),

@@ -97,3 +97,32 @@ async def test_a_failing_or_hanging_tool_does_not_raise(bin_dir: Path, tmp_path:
     hang.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     notifier = DesktopNotifier(True, platform="linux", timeout=0.3)
     assert not await notifier.notify("t", "b")
+
+
+@pytest.mark.asyncio
+async def test_the_tool_is_looked_for_once_a_minute_not_at_every_notification(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    """A machine without notify-send (a server) walks PATH once, not at every finished turn;
+    a tool installed later shows notifications from the next look on."""
+    from purplemux.notify import desktop
+
+    clock = [1000.0]
+    looks: list[str] = []
+
+    def which(name: str) -> str | None:
+        looks.append(name)
+        return desktop.shutil.which(name)
+
+    notifier = DesktopNotifier(True, platform="linux", which=which, clock=lambda: clock[0])
+    for _ in range(5):
+        assert not await notifier.notify("t", "b")
+        assert not notifier.may_show()
+    assert looks == ["notify-send"]
+    record = tmp_path / "argv.json"
+    fake_program(bin_dir, "notify-send", record)
+    clock[0] += desktop.LOOK_AGAIN + 1
+    assert notifier.may_show()
+    assert await notifier.notify("later", "installed")
+    assert json.loads(record.read_text())[-2:] == ["later", "installed"]
+    assert looks == ["notify-send", "notify-send"]
