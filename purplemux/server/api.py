@@ -126,13 +126,24 @@ async def accept_hook(request: Request, rt: Runtime) -> JSONResponse:
     try:
         ignored = await rt.ingest(event, live=True)
     except Exception as exc:
-        # Not stored (the database is failing, locked, truncated): never acknowledge it. The
-        # script spools on 5xx, and the spool is applied once the store takes events again.
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise HTTPException(503, f"the event was not stored: {reason}") from None
+        raise HTTPException(503, not_stored(exc)) from None
+    return JSONResponse(accepted(event.id, ignored), status_code=202)
+
+
+def not_stored(exc: Exception) -> str:
+    """The 503's reason when the store could not take an event (the database is failing,
+    locked, truncated): never acknowledged, so the script spools it, and the spool is applied
+    once the store takes events again."""
+    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return f"the event was not stored: {reason}"
+
+
+def accepted(event_id: str, ignored: str | None) -> dict[str, Any]:
+    """The 202's body: the event's id, and why it made no row when it did not."""
+    out: dict[str, Any] = {"ok": True, "id": event_id}
     if ignored is not None:
-        return JSONResponse({"ok": True, "id": event.id, "ignored": ignored}, status_code=202)
-    return JSONResponse({"ok": True, "id": event.id}, status_code=202)
+        out["ignored"] = ignored
+    return out
 
 
 @router.get("/api/sessions", dependencies=[Depends(require_auth)])

@@ -21,13 +21,13 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from purplemux import jsontext
+from purplemux.server.api import HOOKS, accepted, not_stored
 from purplemux.server.auth import token_ok
 from purplemux.server.host_check import host_name
 from purplemux.server.security import HEADERS as SECURITY_HEADERS
 from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
 
-PATH = "/api/hooks"
 JSON_TYPE = (b"content-type", b"application/json")
 
 
@@ -40,7 +40,8 @@ class HookPath:
 
     @staticmethod
     def wants(scope: Scope) -> bool:
-        return bool(scope["type"] == "http" and scope["path"] == PATH and scope["method"] == "POST")
+        http = scope["type"] == "http"
+        return bool(http and scope["path"] == HOOKS and scope["method"] == "POST")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         rt = getattr(getattr(self.app, "state", None), "runtime", None)
@@ -61,13 +62,9 @@ class HookPath:
         try:
             ignored = await rt.ingest(event, live=True)
         except Exception as exc:  # not stored: never acknowledged (the script spools on 5xx)
-            reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-            await _answer(send, 503, {"error": f"the event was not stored: {reason}"})
+            await _answer(send, 503, {"error": not_stored(exc)})
             return
-        out: dict[str, Any] = {"ok": True, "id": event.id}
-        if ignored is not None:
-            out["ignored"] = ignored
-        await _answer(send, 202, out)
+        await _answer(send, 202, accepted(event.id, ignored))
 
 
 def _plain(scope: Scope, allowed: frozenset[str], token: str | None) -> dict[str, str] | None:
