@@ -111,6 +111,7 @@ class Engine:
         self.timelines: dict[str, Timeline] = {}
         self.feed = Feed(self.feed_snapshot, self.board, clock)
         self.feed.busy = lambda: not self._queue.empty()  # its batches join one message
+        self.feed.resolve = self._feed_json
         self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
         self._failing = RateLimitedLog(log)
@@ -212,6 +213,11 @@ class Engine:
         Made once per change of the session (sessions are immutable): the feed's message, every
         new client's snapshot and the API reuse it. A copy: callers may add to it."""
         return dict(self._kept(session)[2])
+
+    def _feed_json(self, session_id: str) -> dict[str, Any] | None:
+        """A changed session's JSON for the feed's next message: as it is now (None: gone)."""
+        session = self.sessions.get(session_id)
+        return None if session is None or session.superseded else self.public(session)
 
     def _kept(self, session: Session) -> tuple[Session, Origin, dict[str, Any], SessionView]:
         origin = self.origin
@@ -393,15 +399,13 @@ class Engine:
                 self._supersede(self.sessions[session.id])
             if isinstance(e, ev.TranscriptFacts) and e.rate_limits is not None:
                 self._limits(self.sessions[session.id], e)
-        # What changed together goes out together: one message per batch to every client.
-        updates: list[dict[str, Any]] = []
+        # What changed together goes out together: one message per batch to every client, or
+        # fewer (the feed joins batches; each session's JSON is made once, when it goes).
+        updates: list[str] = []
         removed: list[str] = []
         for session in broadcast.values():
-            if session.superseded:
-                removed.append(session.id)
-            else:
-                updates.append(self.public(session))
-        self.feed.publish_changes(updates, removed)
+            (removed if session.superseded else updates).append(session.id)
+        self.feed.publish_ids(updates, removed)
         for session in broadcast.values():
             if session.superseded:
                 self._call("remove", session.id)

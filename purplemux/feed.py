@@ -14,7 +14,9 @@ every account's usage-limit reading (purplemux.limit_keeper) after one changed; 
 carries the same list as `limits`. Protocol 2 had no `at` and no `list`; protocol 1 sent
 one `session` or `removed` message per change.
 
-What a message costs with many clients (issue 27): it is encoded once (orjson) and, for a client
+What a message costs with many clients (issue 27): the engine names the sessions that changed
+and each one's JSON is made when the message goes (once, however many batches changed it since
+the last message); the message is encoded once (orjson) and, for a client
 served by uvicorn's WebSocket protocol (purplemux.server.wsframes), framed once: the same bytes
 are written to every such client's socket, with no per-client encoding, task or queue. Changes
 published in one turn of the event loop go out as one message (a session once, in its newest
@@ -131,10 +133,14 @@ class Feed:
         """More for the snapshot message (the broker's state, with several hosts)."""
         self.snapshot_limits: Callable[[], list[dict[str, Any]]] | None = None
         """The usage-limit readings per account for the snapshot's `limits` (limit_keeper)."""
-        self._changed: dict[str, dict[str, Any]] = {}
+        self._changed: dict[str, dict[str, Any] | None] = {}
         self._removed: dict[str, None] = {}
         """What was published since the last message: sent together at the end of the loop's
-        turn (each session once, in its newest state)."""
+        turn (each session once, in its newest state; None: made by `resolve` when it goes)."""
+        self.resolve: Callable[[str], dict[str, Any] | None] = lambda _sid: None
+        """A changed session's JSON as it is now (the engine's), for the ids published by
+        publish_ids(): made once per message, however often the session changed since the
+        last one."""
         self._flush: asyncio.Handle | None = None
         self._sent_at = -math.inf
         """The loop's time of the last change message (GAP)."""
@@ -193,6 +199,10 @@ class Feed:
             self._removed.pop(s["id"], None)
             self._changed.pop(s["id"], None)  # re-inserted: the order is that of the changes
             self._changed[s["id"]] = s
+        self._publish_removed(removed)
+
+    def _publish_removed(self, removed: list[str] | None) -> None:
+        """Note the removed ids, and have what is pending sent (GAP, HOLD)."""
         for sid in removed or ():
             self._changed.pop(sid, None)
             self._removed[sid] = None
@@ -208,6 +218,21 @@ class Feed:
             self._flush = (
                 loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
             )
+
+    def publish_ids(self, ids: list[str], removed: list[str] | None = None) -> None:
+        """As publish_changes, with the changed sessions named: their JSON is made by
+        `resolve` when the message goes (a session changed by several batches is made once)."""
+        if not (ids or removed):
+            return
+        if not self.subscribers:
+            self._layout = None
+            self.seq += 1
+            return
+        for sid in ids:
+            self._removed.pop(sid, None)
+            self._changed.pop(sid, None)  # re-inserted: the order is that of the changes
+            self._changed[sid] = None
+        self._publish_removed(removed)
 
     def idle(self) -> None:
         """Nothing more is coming for now (the engine's queue is empty): what is held goes out
@@ -229,9 +254,14 @@ class Feed:
             self._flush = None
         if not (self._changed or self._removed):
             return
+        sessions = []
+        for sid, data in self._changed.items():
+            made = data if data is not None else self.resolve(sid)
+            if made is not None:
+                sessions.append(made)
         message: Message = {
             "type": "sessions",
-            "sessions": list(self._changed.values()),
+            "sessions": sessions,
             "removed": list(self._removed),
         }
         self._changed, self._removed = {}, {}

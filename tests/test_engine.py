@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from purplemux import events as ev
+from purplemux import feed as feed_module
 from purplemux.engine import Engine
 from purplemux.feed import Subscriber
 from purplemux.machine import IDLE_GRACE, Notify
@@ -307,3 +308,41 @@ async def test_dedupe_reads_what_the_store_thread_just_committed(store: AsyncSto
     await engine.stop()
     await task
     assert engine.stats.duplicates == 1 and "a" not in engine.sessions
+
+
+@pytest.mark.asyncio
+async def test_a_session_changed_by_several_batches_of_one_message_is_made_once(
+    store: AsyncStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches that the feed joins into one message (GAP, HOLD): each session in it is made
+    into JSON once, when the message goes, in its newest state; the message still names every
+    session that changed, and a session retired before it goes is only removed."""
+    engine = Engine(store)
+    sub, _ = engine.feed.subscribe()
+    made: list[str] = []
+    public = engine.public
+
+    def counted(session: Session) -> dict[str, Any]:
+        made.append(session.id)
+        return public(session)
+
+    monkeypatch.setattr(engine, "public", counted)
+    # As under a flood: the engine has more queued, so the message waits (HOLD) for more.
+    monkeypatch.setattr(feed_module, "HOLD", 60.0)
+    engine.feed.busy = lambda: True
+    monkeypatch.setattr(engine.feed, "idle", lambda: None)
+    task = await running(engine)
+    for n in range(4):  # four batches, each stored before the next is submitted
+        kind = ev.Prompt if n % 2 == 0 else ev.Stop
+        await engine.submit(kind(session_id="a", at=100.0 + n, id=f"a-{n}"))
+        await engine.submit(kind(session_id="b", at=100.0 + n, id=f"b-{n}"))
+    assert engine.stats.batches == 8 and messages(sub) == []  # all held for one message
+    engine.feed.flush()
+    (msg,) = messages(sub)
+    assert made == ["a", "b"]  # once each, not once per batch
+    assert [(s["id"], s["state"], s["seq"]) for s in msg["sessions"]] == [
+        ("a", "review", 4),
+        ("b", "review", 4),
+    ]
+    await engine.stop()
+    await task
