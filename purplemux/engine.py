@@ -118,7 +118,9 @@ class Engine:
         """A store that keeps failing: the traceback once per cause, then a line a while."""
         self._fds = fdlimit.limiter()
         self._queue: asyncio.Queue[_Item | None] = asyncio.Queue(queue_size)
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        """The ids of the events applied (or found stored) since the start, with their times;
+        the oldest are forgotten past SEEN_IDS."""
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
         self._end_now = False
@@ -128,6 +130,12 @@ class Engine:
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
         self.entries = LiveEntries(self.live_since)
+        self._logged_until = self.live_since
+        """An event at or before this time whose id is not in _seen may be in the log already
+        (stored by an earlier run, or forgotten from _seen since): only such an event's id is
+        looked up there. One after it and not in _seen is new: nothing before this start could
+        have stored it, and this run remembers every id it stored until it forgets it, which
+        moves this time up to that event's."""
         """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
         self.limits_listener: LimitsListener | None = None
         """Told of each stored transcript event with the agent's usage limits (the daemon's
@@ -336,7 +344,8 @@ class Engine:
         self.stats.batches += 1
         for it in batch:
             it.event = ev.sanitize(it.event)  # before anything stores, sends or compares it
-        unseen = [it.event.id for it in batch if it.event.id not in self._seen]
+        seen, until = self._seen, self._logged_until
+        unseen = [e.id for it in batch if (e := it.event).id not in seen and e.at <= until]
         known = await self.store.known_ids(unseen) if unseen else set()
         to_log: list[Event] = []
         changed: dict[str, Session] = {}
@@ -346,9 +355,9 @@ class Engine:
             e = it.event
             if e.id in self._seen or e.id in known:
                 self.stats.duplicates += 1
-                self._remember(e.id)
+                self._remember(e)
                 continue
-            self._remember(e.id)
+            self._remember(e)
             timeline = self.timelines.get(e.session_id)
             if e.session_id not in undo:
                 kept = (timeline.base, list(timeline.entries)) if timeline else None
@@ -429,10 +438,11 @@ class Engine:
         for it in batch:
             self._seen.pop(it.event.id, None)  # the store still knows those it already has
 
-    def _remember(self, event_id: str) -> None:
-        self._seen[event_id] = None
+    def _remember(self, event: Event) -> None:
+        self._seen[event.id] = event.at
         if len(self._seen) > SEEN_IDS:
-            self._seen.popitem(last=False)
+            _, at = self._seen.popitem(last=False)
+            self._logged_until = max(self._logged_until, at)
 
     def _notify(self, session: Session, notify: Notify, live: bool) -> None:
         if session.state is not notify.state:

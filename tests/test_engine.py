@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from purplemux import engine as engine_module
 from purplemux import events as ev
 from purplemux import feed as feed_module
 from purplemux.engine import Engine
@@ -316,7 +317,7 @@ async def test_a_session_changed_by_several_batches_of_one_message_is_made_once(
 ) -> None:
     """Batches that the feed joins into one message (GAP, HOLD): each session in it is made
     into JSON once, when the message goes, in its newest state; the message still names every
-    session that changed, and a session retired before it goes is only removed."""
+    session that changed."""
     engine = Engine(store)
     sub, _ = engine.feed.subscribe()
     made: list[str] = []
@@ -346,3 +347,39 @@ async def test_a_session_changed_by_several_batches_of_one_message_is_made_once(
     ]
     await engine.stop()
     await task
+
+
+@pytest.mark.asyncio
+async def test_only_an_event_that_may_be_stored_already_is_looked_up_in_the_log(
+    store: AsyncStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new event after the start, whose id the engine does not hold, cannot be in the log:
+    it is applied without asking the log. One from before the start (a spooled hook, a
+    transcript's past) is looked up, and so is one whose id was forgotten (SEEN_IDS), which
+    a replay then finds stored: it is applied once, whatever is remembered."""
+    monkeypatch.setattr(engine_module, "SEEN_IDS", 3)
+    asked: list[list[str]] = []
+    real = store.known_ids
+
+    async def known_ids(ids: list[str]) -> set[str]:
+        asked.append(list(ids))
+        return await real(ids)
+
+    monkeypatch.setattr(store, "known_ids", known_ids)
+    engine = Engine(store)
+    start = engine.live_since
+    task = await running(engine)
+    for n in range(5):  # new events: nothing is asked
+        await engine.submit(ev.Prompt(session_id="s", at=start + 1 + n, id=f"new-{n}"))
+    assert asked == [] and engine.stats.applied == 5
+    await engine.submit(ev.Stop(session_id="s", at=start - 60, id="spooled"))  # before the start
+    assert asked == [["spooled"]] and engine.stats.applied == 6
+    # new-0 and new-1 were forgotten (3 ids kept): their replays are looked up and found.
+    await engine.submit(ev.Prompt(session_id="s", at=start + 4, id="new-3"))  # still held
+    await engine.submit(ev.Prompt(session_id="s", at=start + 1, id="new-0"))
+    await engine.submit(ev.Prompt(session_id="s", at=start + 2, id="new-1"))
+    assert asked[1:] == [["new-0"], ["new-1"]]
+    assert engine.stats.applied == 6 and engine.stats.duplicates == 3
+    await engine.stop()
+    await task
+    assert await store.call(lambda s: s.count_events()) == 6
