@@ -380,7 +380,9 @@ class Engine:
         if to_log or changed:
             sessions = list(changed.values())
             try:
-                await self.store.commit(to_log, sessions)
+                await self.store.commit(
+                    to_log, sessions, waited=any(it.done is not None for it in batch)
+                )
             except Exception:
                 # Not stored (the database locked or failing): forget the batch, so the sender's
                 # retry (the hook script spools on an error) is applied, not taken as a duplicate.

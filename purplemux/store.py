@@ -806,20 +806,25 @@ class AsyncStore:
                 pass
         return await self.call(lambda s: s.known_ids(ids))
 
-    async def commit(self, events: Sequence[Event], sessions: Sequence[Session]) -> None:
+    async def commit(
+        self, events: Sequence[Event], sessions: Sequence[Session], waited: bool = True
+    ) -> None:
         """Store a batch (Store.commit): stored once this returns.
 
-        A lone event (INLINE_EVENTS: what a hook at a time is) is written on the caller's
-        thread, the event loop, while the store thread is idle: a commit of one event costs
+        A lone event that someone waits on (`waited`: a hook's call is answered once its event
+        is stored; INLINE_EVENTS) is written on the caller's thread, the event loop, while the
+        store thread is idle: a commit of one event costs
         about 0.1 ms here, less than its round trip through the store thread (the hand-over,
         the thread's wake-up and the loop's), which every hook waited for. SQLite's WAL with
         synchronous=NORMAL does not sync at a commit; the checkpoint, which does, stays on the
         store thread (Store.checkpoint), and slow commits (INLINE_SLOW) send the next ones
         back there for a while. A larger batch goes to the store thread, so the loop reads the
-        next requests while it is written."""
+        next requests while it is written, and so does what the sources post (nobody waits on
+        it: at a start, the store thread writes while the loop reads the transcripts)."""
         store = self.sync
         if (
-            len(events) <= INLINE_EVENTS
+            waited
+            and len(events) <= INLINE_EVENTS
             and time.monotonic() >= self._inline_after
             and self._using.acquire(blocking=False)
         ):

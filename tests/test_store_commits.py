@@ -157,3 +157,25 @@ async def test_the_log_is_emptied_by_the_store_thread_when_commits_are_on_the_lo
     await store.call(lambda s: None)  # and whatever is due is done after any call
     assert os.stat(wal).st_size < store_module.WAL_CHECKPOINT_BYTES
     assert logged(tmp_path / "state.db") == 400
+
+
+@pytest.mark.asyncio
+async def test_what_a_source_posts_is_written_on_the_store_thread_and_a_hook_on_the_loop(
+    store: AsyncStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a lone event that someone waits on (a hook's call, answered once it is stored)
+    is written on the loop; what the sources post goes to the store thread, which writes it
+    beside the loop (at a start, the loop is reading the transcripts)."""
+    from purplemux.engine import Engine
+
+    threads = Threads(monkeypatch, store.sync, "commit")
+    engine = Engine(store)
+    task = asyncio.create_task(engine.run())
+    engine.post(prompt(1, "posted"))
+    while "posted" not in engine.sessions:
+        await asyncio.sleep(0.01)
+    await engine.submit(prompt(2, "hook"))
+    await engine.stop()
+    await task
+    assert threads.names[0].startswith("purplemux-store") and threads.names[1] == LOOP
+    assert store.inline_commits == 1
