@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
+from purplemux.store import AsyncStore
 from tests.support.samples import SAMPLES, load_hooks
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,3 +22,12 @@ __all__ = ["REPO", "SAMPLES", "load_hooks"]
 @pytest.fixture
 def samples() -> Path:
     return SAMPLES
+
+
+@pytest_asyncio.fixture
+async def store(tmp_path: Path) -> AsyncIterator[AsyncStore]:
+    """A real store in a temporary folder, opened and closed around the test."""
+    s = AsyncStore(tmp_path / "state.db")
+    await s.open()
+    yield s
+    await s.close()

@@ -6,12 +6,9 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from purplemux import engine as engine_module
 from purplemux import events as ev
@@ -30,14 +27,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest_asyncio.fixture
-async def store(tmp_path: Path) -> AsyncIterator[AsyncStore]:
-    s = AsyncStore(tmp_path / "state.db")
-    await s.open()
-    yield s
-    await s.close()
 
 
 async def running(engine: Engine) -> asyncio.Task[None]:

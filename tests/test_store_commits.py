@@ -10,25 +10,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from purplemux import events as ev
 from purplemux import store as store_module
 from purplemux.model import Session
 from purplemux.store import AsyncStore, Store
-
-
-@pytest_asyncio.fixture
-async def store(tmp_path: Path) -> AsyncIterator[AsyncStore]:
-    s = AsyncStore(tmp_path / "state.db")
-    await s.open()
-    yield s
-    await s.close()
 
 
 def prompt(n: int, sid: str = "s") -> ev.Event:
