@@ -130,13 +130,13 @@ class Engine:
         """Events from before this (a transcript's past, a spool kept while we were down) are
         history: they move the badge but never notify."""
         self.entries = LiveEntries(self.live_since)
+        """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
         self._logged_until = self.live_since
         """An event at or before this time whose id is not in _seen may be in the log already
         (stored by an earlier run, or forgotten from _seen since): only such an event's id is
         looked up there. One after it and not in _seen is new: nothing before this start could
         have stored it, and this run remembers every id it stored until it forgets it, which
         moves this time up to that event's."""
-        """Which entries notify: the one rule (purplemux.notify.once) other hosts' follow too."""
         self.limits_listener: LimitsListener | None = None
         """Told of each stored transcript event with the agent's usage limits (the daemon's
         purplemux.limit_keeper; one, for the daemon's life, so not a part's subscription)."""

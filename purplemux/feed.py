@@ -189,20 +189,26 @@ class Feed:
     ) -> None:
         """What changed together: one `sessions` message at the end of this turn of the loop,
         with whatever else is published in it (nothing when nothing changed)."""
-        if not (sessions or removed):
+        self._publish({s["id"]: s for s in sessions}, removed)
+
+    def publish_ids(self, ids: list[str], removed: list[str] | None = None) -> None:
+        """As publish_changes, with the changed sessions named: their JSON is made by
+        `resolve` when the message goes (a session changed by several batches is made once)."""
+        self._publish(dict.fromkeys(ids), removed)
+
+    def _publish(
+        self, changed: dict[str, dict[str, Any] | None], removed: list[str] | None
+    ) -> None:
+        if not (changed or removed):
             return
         if not self.subscribers:
             self._layout = None  # nobody holds a layout: the next snapshot sends it whole
             self.seq += 1
             return
-        for s in sessions:
-            self._removed.pop(s["id"], None)
-            self._changed.pop(s["id"], None)  # re-inserted: the order is that of the changes
-            self._changed[s["id"]] = s
-        self._publish_removed(removed)
-
-    def _publish_removed(self, removed: list[str] | None) -> None:
-        """Note the removed ids, and have what is pending sent (GAP, HOLD)."""
+        for sid, data in changed.items():
+            self._removed.pop(sid, None)
+            self._changed.pop(sid, None)  # re-inserted: the order is that of the changes
+            self._changed[sid] = data
         for sid in removed or ():
             self._changed.pop(sid, None)
             self._removed[sid] = None
@@ -218,21 +224,6 @@ class Feed:
             self._flush = (
                 loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
             )
-
-    def publish_ids(self, ids: list[str], removed: list[str] | None = None) -> None:
-        """As publish_changes, with the changed sessions named: their JSON is made by
-        `resolve` when the message goes (a session changed by several batches is made once)."""
-        if not (ids or removed):
-            return
-        if not self.subscribers:
-            self._layout = None
-            self.seq += 1
-            return
-        for sid in ids:
-            self._removed.pop(sid, None)
-            self._changed.pop(sid, None)  # re-inserted: the order is that of the changes
-            self._changed[sid] = None
-        self._publish_removed(removed)
 
     def idle(self) -> None:
         """Nothing more is coming for now (the engine's queue is empty): what is held goes out

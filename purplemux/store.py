@@ -848,7 +848,7 @@ class AsyncStore:
                     INLINE_PAUSE,
                 )
             if self._checkpointing is None and store.checkpoint_due():
-                self._checkpointing = asyncio.ensure_future(self._run(lambda: None))
+                self._checkpointing = asyncio.ensure_future(self._run(store.checkpoint))
                 self._checkpointing.add_done_callback(self._checkpointed)
             return
         await self._run(lambda: store.commit(events, sessions))
