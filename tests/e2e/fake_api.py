@@ -13,6 +13,7 @@ anything else             text "Hello from the fake model.", ``end_turn``
 ``SLOW:<seconds>``        ten paragraphs "Slow line N.", the first at once, the rest spread
                           over that many seconds (Claude shows each finished paragraph)
 ``WAIT:<seconds>``        nothing at all (not even headers) for that long, then the plain answer
+``WAIT:<seconds> <text>`` the same silence, then the answer to ``<text>`` (``WAIT:3 RUN:ls``)
 ``FAIL:<status>[:type]``  that HTTP status with an Anthropic-style error body
 ``STREAMFAIL:<type>``     one text delta, then an SSE ``error`` event of that type
 ``CTX:<n> <text>``        the plain answer, its usage reporting ``n`` input tokens
@@ -278,6 +279,13 @@ def script_for(body: dict[str, Any]) -> tuple[Script, str | None]:
     text, tool_done = last_user_turn(body)
     tools = _tool_names(body)
     prompt = text or ""
+    held = _WAIT_RE.match(prompt)
+    rest = prompt[held.end() :].strip() if held else ""
+    if held and rest and tools and not tool_done:
+        # "WAIT:<seconds> <prompt>": the answer to <prompt>, after that long of silence.
+        script, _ = script_for({**body, "messages": [{"role": "user", "content": rest}]})
+        script.hold_seconds = float(held.group(1))
+        return script, text
     fail = _FAIL_RE.match(prompt)
     if fail and not tool_done:
         status = int(fail.group(1))

@@ -212,10 +212,12 @@ def test_the_agent_views_spare_and_notices_make_no_row(
         )
 
         # A job that asks while the view is open: the view says so under its own session id.
-        # (Under a loaded machine the view has been seen to miss a job that asked as it came
-        # up: Claude's own timing, not ours. Then a second job asks, and that one is noticed.)
+        # The view tells only of a row that changes band under its eyes: a job it first sees
+        # already asking is no news (2.1.332's binary; a quick job asks within the view's poll).
+        # So the model keeps the job working a few seconds first; should the view still miss
+        # it on a loaded machine, a second job asks.
         for attempt, made in enumerate(("y.txt", "z.txt")):
-            second = bg.start(f"RUN:touch {made}", "--permission-mode", "default")
+            second = bg.start(f"WAIT:4 RUN:touch {made}", "--permission-mode", "default")
             second_sid = bg.session_id(second)
             try:
                 notice = hook_log.wait_for("Notification", _view_notice, timeout=TIMEOUT)
@@ -224,7 +226,9 @@ def test_the_agent_views_spare_and_notices_make_no_row(
                 if attempt:
                     calls = hook_log.calls()
                     said = [c.get("notification_type") for c in calls if c.event == "Notification"]
-                    raise TimeoutError(f"no agent view notice; notifications: {said}") from None
+                    raise TimeoutError(
+                        f"no agent view notice; notifications: {said}; the view:\n{view.screen()}"
+                    ) from None
         view_sid = notice.get("session_id")
         assert notice.pane is not None  # the view's own pane
         wait_until(

@@ -52,11 +52,19 @@ def dismiss_nudge(pane: CodexPane) -> None:
 
 
 def clock(ts: float) -> set[str]:
-    """Codex's "9:24 AM" for ``ts`` and the minute after it."""
+    """Codex's "9:24 AM" for ``ts`` and the minute after it; a reset on another day than
+    today's is dated first, "Dec 5th, 2026 1:34 AM" (seen when a 5 h window crossed midnight)."""
     out = set()
+    today = datetime.now().date()
     for t in (ts, ts + 60):
         stamp = datetime.fromtimestamp(t)
-        out.add(f"{stamp.hour % 12 or 12}:{stamp.minute:02d} {'AM' if stamp.hour < 12 else 'PM'}")
+        hour = f"{stamp.hour % 12 or 12}:{stamp.minute:02d} {'AM' if stamp.hour < 12 else 'PM'}"
+        if stamp.date() == today:
+            out.add(hour)
+        else:
+            day = stamp.day
+            nth = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+            out.add(f"{stamp:%b} {day}{nth}, {stamp.year} {hour}")
     return out
 
 
@@ -84,7 +92,7 @@ def test_window_headers_and_a_5h_usage_limit_reach_the_rollout(
     post = failed_turn(pane, codex_hook_log, "LIMIT:5h wall")
     message = str(post.get("error"))
     assert message.startswith(USAGE_LIMIT)
-    assert any(f"try again at {t}." in message for t in clock(sent + 300 * 60)), message
+    assert any(message.endswith(f"try again at {t}.") for t in clock(sent + 300 * 60)), message
     done = wait_task_complete(rollout, 2)
     assert done["error"] == {"message": message, "codex_error_info": "usage_limit_exceeded"}
     assert done["last_agent_message"] is None

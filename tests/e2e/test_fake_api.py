@@ -100,6 +100,16 @@ def test_run_and_ask_become_tool_uses() -> None:
     assert question["multiSelect"] is False
 
 
+def test_wait_before_a_prompt_holds_that_prompts_answer() -> None:
+    script, said = script_for(body(user(text("WAIT:4 RUN:touch y"))))
+    assert said == "WAIT:4 RUN:touch y"
+    assert script.hold_seconds == 4.0 and script.stop_reason == "tool_use"
+    assert script.blocks[1]["input"]["command"] == "touch y"
+
+    script, _ = script_for(body(user(text("WAIT:2"))))  # alone: the plain answer, held
+    assert script.hold_seconds == 2.0 and script.stop_reason == "end_turn"
+
+
 def test_ask_input_has_the_shape_claude_accepted(samples: Path) -> None:
     sample = [
         json.loads(line)["payload"]
