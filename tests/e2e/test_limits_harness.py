@@ -45,12 +45,13 @@ API_KEY_WALL = f"API Error: Request rejected (429) · {ACCOUNT_MESSAGE}"
 
 
 def clock(ts: float) -> set[str]:
-    """How Claude writes a reset time ("10:32pm"), for ``ts`` and the minute after it (the
-    screen may round up)."""
+    """How Claude writes a reset time ("10:32pm", and "10pm" on the hour: its binary drops
+    ":00"), for ``ts`` and the minute after it (the screen may round up)."""
     out = set()
     for t in (ts, ts + 60):
         stamp = datetime.fromtimestamp(t)
-        out.add(f"{stamp.hour % 12 or 12}:{stamp.minute:02d}{'am' if stamp.hour < 12 else 'pm'}")
+        minute = f":{stamp.minute:02d}" if stamp.minute else ""
+        out.add(f"{stamp.hour % 12 or 12}{minute}{'am' if stamp.hour < 12 else 'pm'}")
     return out
 
 
@@ -108,7 +109,7 @@ def test_a_subscription_like_login_gets_rate_limits_and_the_limit_wall(
     assert failure.get("error") == "rate_limit"
     message = str(failure.get("last_assistant_message"))
     assert message.startswith(WALL_5H) and message.endswith("(UTC)")
-    assert any(t in message for t in clock(sent + RESET_IN)), message
+    assert any(f"resets {t} (" in message for t in clock(sent + RESET_IN)), message
     screen = logged.claude.wait_screen(WALL_5H)
     assert STATUSLINE_OUTPUT in screen  # the user's own status line is still there
 
