@@ -20,7 +20,7 @@ from purplemux.model import Session, State, evolve
 from purplemux.notify.once import LiveEntries
 from purplemux.present import Origin, SessionView, present, session_json
 from purplemux.ratelimit_log import RateLimitedLog
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from purplemux.timeline import Entry, Timeline
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from purplemux.engine import Engine
 from purplemux.limits import Board, Reading, dir_label, from_rate_limits
 from purplemux.model import Session
 from purplemux.settings import Settings
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFiles, SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from purplemux.tmux_control import TmuxControl
 
 log = logging.getLogger(__name__)

@@ -1,20 +1,17 @@
 """SQLite: sessions, the append-only event log, push subscriptions; one thread at a time uses it
-(the store thread; the event loop for a lone event's commit, see AsyncStore.commit)."""
+(the store thread; the event loop for a lone event's commit: store_thread.AsyncStore)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from purplemux import jsontext
@@ -23,19 +20,12 @@ if TYPE_CHECKING:  # `serve` opens the store before it answers; the models load 
     from purplemux.events import Event
     from purplemux.model import Session
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-READER_WAIT = 0.1
-"""Seconds the event loop's read-only connection waits for a lock before the store thread is
-asked instead."""
-
 CACHE_KIB = 512
-READER_CACHE_KIB = 256
-"""SQLite's page cache per connection (its default is 2 MiB each): the writer's holds what
-commits touch (the newest pages of the log, the sessions), the reader's the event ids' index
-path for the duplicate check. Larger caches bought nothing measurable here; they held ~4 MiB of
-the daemon's resident memory after a big start."""
+"""SQLite's page cache of the writer's connection (its default is 2 MiB): what commits touch
+(the newest pages of the log, the sessions). Larger caches bought nothing measurable here; they
+held ~4 MiB of the daemon's resident memory after a big start (the reader's: store_thread)."""
 
 WAL_CHECKPOINT_BYTES = 4 << 20
 """The write-ahead log is copied into the database file and emptied once it holds this much
@@ -44,17 +34,6 @@ calls: a checkpoint syncs both files, so it never runs in a commit made on the e
 (AsyncStore.commit). SQLite's own automatic checkpoint is off."""
 CHECKPOINT_RETRY = 1.0
 """Seconds before a checkpoint a reader kept from completing is tried again."""
-
-INLINE_EVENTS = 1
-"""A batch of at most this many events is committed on the caller's thread (the event loop)
-when the store thread is idle: see AsyncStore.commit."""
-INLINE_SLOW = 0.02
-INLINE_STRIKES = 3.0
-INLINE_PAUSE = 60.0
-"""Commits on the loop that took longer than INLINE_SLOW seconds (a slow or busy disk) send
-every commit to the store thread for INLINE_PAUSE seconds once INLINE_STRIKES of them came close
-together (each slow one counts 1, each fast one takes 1/100 off): a lone stall, as when the
-machine did not run this process for a moment, does not."""
 
 SCHEMA_VERSION = 7
 
@@ -190,7 +169,7 @@ class StoreBroken(StoreError):
 
 
 class Store:
-    """Synchronous store; use it from one thread only (see AsyncStore)."""
+    """Synchronous store; use it from one thread at a time (store_thread.AsyncStore)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -346,7 +325,7 @@ class Store:
 
     def known_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these event ids are already in the log."""
-        return _known_ids(self.db, ids)
+        return select_known_ids(self.db, ids)
 
     def commit(self, events: Iterable[Event], sessions: Iterable[Session]) -> None:
         """Append events and upsert sessions in one transaction."""
@@ -744,7 +723,7 @@ def _host(endpoint: str) -> str:
         return ""
 
 
-def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+def select_known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
@@ -752,142 +731,3 @@ def _known_ids(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
         rows = db.execute(f"SELECT id FROM events WHERE id IN ({marks})", chunk)
         found.update(r[0] for r in rows)
     return found
-
-
-class AsyncStore:
-    """Runs every Store call on one dedicated thread, off the event loop; and answers the
-    engine's one read per batch (which events are stored already) on the loop's own thread, as
-    it commits a lone event there (commit())."""
-
-    def __init__(self, path: Path) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="purplemux-store")
-        self._path = path
-        self._store: Store | None = None
-        self._reader: sqlite3.Connection | None = None
-        self._using = threading.Lock()
-        """Held by whichever thread uses the writer's connection: the store thread for each
-        call, the loop for a commit of its own (never waiting for it)."""
-        self._inline_after = 0.0
-        self._strikes = 0.0
-        self._checkpointing: asyncio.Future[None] | None = None
-        self.inline_commits = 0
-        """Commits made on the loop (tests, benchmarks)."""
-
-    async def open(self) -> None:
-        self._store = await self._run(lambda: Store(self._path))
-        # Read-only, WAL: it sees every committed transaction and never blocks the writer. It
-        # waits at most READER_WAIT for a lock (it runs on the event loop), then known_ids asks
-        # the store thread instead.
-        try:
-            self._reader = sqlite3.connect(
-                self._path.absolute().as_uri() + "?mode=ro",
-                uri=True,
-                timeout=READER_WAIT,
-                check_same_thread=False,
-            )
-            self._reader.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
-        except sqlite3.Error:
-            log.warning(
-                "no read-only connection to %s; every read goes to the store thread",
-                self._path,
-                exc_info=True,
-            )
-
-    async def known_ids(self, ids: Sequence[str]) -> set[str]:
-        """Which of these event ids are in the log. Read on the caller's thread (the engine's,
-        once per batch, before applying it; it is the only writer of the log): a lookup in the
-        log's id index costs far less than a round trip through the store thread, which waits
-        behind everything else the event loop has to do."""
-        self.sync.verify()  # a damaged file's log must not make a retried event a duplicate
-        if self._reader is not None:
-            try:
-                return _known_ids(self._reader, ids)
-            except sqlite3.OperationalError:  # locked past READER_WAIT (a checkpoint, a vacuum)
-                pass
-        return await self.call(lambda s: s.known_ids(ids))
-
-    async def commit(
-        self, events: Sequence[Event], sessions: Sequence[Session], waited: bool = True
-    ) -> None:
-        """Store a batch (Store.commit): stored once this returns.
-
-        A lone event that someone waits on (`waited`: a hook's call is answered once its event
-        is stored; INLINE_EVENTS) is written on the caller's thread, the event loop, while the
-        store thread is idle: a commit of one event costs
-        about 0.1 ms here, less than its round trip through the store thread (the hand-over,
-        the thread's wake-up and the loop's), which every hook waited for. SQLite's WAL with
-        synchronous=NORMAL does not sync at a commit; the checkpoint, which does, stays on the
-        store thread (Store.checkpoint), and slow commits (INLINE_SLOW) send the next ones
-        back there for a while. A larger batch goes to the store thread, so the loop reads the
-        next requests while it is written, and so does what the sources post (nobody waits on
-        it: at a start, the store thread writes while the loop reads the transcripts)."""
-        store = self.sync
-        if (
-            waited
-            and len(events) <= INLINE_EVENTS
-            and time.monotonic() >= self._inline_after
-            and self._using.acquire(blocking=False)
-        ):
-            start = time.monotonic()
-            try:
-                store.commit(events, sessions)
-            finally:
-                self._using.release()
-            took = time.monotonic() - start
-            self.inline_commits += 1
-            self._strikes = (
-                self._strikes + 1 if took > INLINE_SLOW else max(0.0, self._strikes - 0.01)
-            )
-            if self._strikes >= INLINE_STRIKES:
-                self._strikes = 0.0
-                self._inline_after = time.monotonic() + INLINE_PAUSE
-                log.warning(
-                    "commits on the event loop were slow (the last %.0f ms; a slow disk?): "
-                    "they go to the store thread for %.0f s",
-                    took * 1000,
-                    INLINE_PAUSE,
-                )
-            if self._checkpointing is None and store.checkpoint_due():
-                self._checkpointing = asyncio.ensure_future(self._run(store.checkpoint))
-                self._checkpointing.add_done_callback(self._checkpointed)
-            return
-        await self._run(lambda: store.commit(events, sessions))
-
-    def _checkpointed(self, done: asyncio.Future[None]) -> None:
-        self._checkpointing = None
-        if not done.cancelled() and done.exception() is not None:
-            log.warning("the store's checkpoint failed: %s", done.exception())
-
-    @property
-    def sync(self) -> Store:
-        """The underlying store, for calls already on the store thread."""
-        if self._store is None:
-            raise StoreError("store is not open")
-        return self._store
-
-    async def _run(self, fn: Callable[[], T]) -> T:
-        def using() -> T:
-            with self._using:
-                out = fn()
-                if self._store is not None:  # the log emptied once it is due, after any call
-                    self._store.checkpoint()
-                return out
-
-        return await asyncio.get_running_loop().run_in_executor(self._pool, using)
-
-    async def call(self, fn: Callable[[Store], T]) -> T:
-        """Run fn(store) on the store thread."""
-        store = self.sync
-        return await self._run(lambda: fn(store))
-
-    async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-        if self._checkpointing is not None:
-            with contextlib.suppress(Exception):
-                await self._checkpointing
-        if self._store is not None:
-            store, self._store = self._store, None  # no checkpoint after its last call
-            await self._run(store.close)
-        self._pool.shutdown(wait=True)

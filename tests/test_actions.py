@@ -28,7 +28,7 @@ from purplemux.engine import Engine
 from purplemux.model import State
 from purplemux.settings import Settings
 from purplemux.sources.hooks import to_event
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from tests.support import Daemon, cli_sees, wait_for
 from tests.support.screens import HOOKS_ASKING, asking, capture, dialog_pane
 

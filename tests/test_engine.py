@@ -17,7 +17,7 @@ from purplemux.engine import Engine
 from purplemux.feed import Subscriber
 from purplemux.machine import IDLE_GRACE, Notify
 from purplemux.model import Session, State, TmuxLocation
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from tests.support import wait_for_async
 
 

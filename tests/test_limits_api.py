@@ -21,7 +21,7 @@ from purplemux.engine import Engine
 from purplemux.limit_keeper import LimitKeeper
 from purplemux.model import RateLimits
 from purplemux.settings import Settings
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from tests.support import Daemon, wait_for, wait_for_async
 
 RESET_5H = time.time() + 3 * 3600

@@ -41,7 +41,7 @@ from purplemux.parts.supervisor import engine as engine_part
 from purplemux.runtime import Runtime, default_adapters
 from purplemux.server import app as app_module
 from purplemux.sources import transcripts as tr
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 from purplemux.tmux_control import ControlClient, TmuxControl
 from tests.support import REPO, Daemon, settings_for, wait_for
 from tests.support.hosts import RedisServer

@@ -18,8 +18,10 @@ import pytest
 
 from purplemux import events as ev
 from purplemux import store as store_module
+from purplemux import store_thread
 from purplemux.model import Session
-from purplemux.store import AsyncStore, Store
+from purplemux.store import Store
+from purplemux.store_thread import AsyncStore
 
 
 def prompt(n: int, sid: str = "s") -> ev.Event:
@@ -100,7 +102,7 @@ async def test_slow_commits_on_the_loop_send_the_next_ones_to_the_store_thread(
 
     def maybe_slow(events: Iterable[ev.Event], sessions: Iterable[Session]) -> None:
         if slow[0]:
-            time.sleep(store_module.INLINE_SLOW * 1.5)
+            time.sleep(store_thread.INLINE_SLOW * 1.5)
         real(events, sessions)
 
     monkeypatch.setattr(store.sync, "commit", maybe_slow)

@@ -25,7 +25,7 @@ from purplemux.notify.webpush import WebPushSender
 from purplemux.present import ANSWER, allows, present
 from purplemux.prompts import Prompt
 from purplemux.runtime import Runtime
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger(__name__)
 

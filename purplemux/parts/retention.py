@@ -19,7 +19,8 @@ from pathlib import Path
 from purplemux.model import Session
 from purplemux.runtime import Runtime
 from purplemux.settings import Settings
-from purplemux.store import AsyncStore, Store
+from purplemux.store import Store
+from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger(__name__)
 

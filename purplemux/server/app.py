@@ -45,7 +45,7 @@ from purplemux.server.connguard import default_limits
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
 from purplemux.settings import Settings
-from purplemux.store import AsyncStore
+from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger("purplemux")
 STOP_ATTACH = 0.5
