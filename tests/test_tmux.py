@@ -234,15 +234,18 @@ class FakeTmux:
             raise RuntimeError("tmux exploded")
         return True
 
+    def _writes(self, option: str) -> list[list[str]]:
+        return [c for call in self.commands for c in call if option in c]
+
     def marks(self) -> list[tuple[str, str | None]]:
-        """(pane, state) per call: the first of its two commands sets the state."""
-        first = [c[0] for c in self.commands]
-        return [(a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in first]
+        """(pane, state) per write of the state option (None: unset)."""
+        return [
+            (a[a.index("-t") + 1], None if "-u" in a else a[-1]) for a in self._writes(pm.OPTION)
+        ]
 
     def names(self) -> list[str | None]:
-        """The name each call gave the pane (None: unset)."""
-        second = [c[1] for c in self.commands]
-        return [None if "-u" in a else a[-1] for a in second]
+        """The name each write of the name option gave the pane (None: unset)."""
+        return [None if "-u" in a else a[-1] for a in self._writes(pm.NAME_OPTION)]
 
 
 async def settle(marker_task: asyncio.Task[None]) -> None:
@@ -276,8 +279,10 @@ async def test_marker_sets_unsets_and_skips_repeats() -> None:
         marker.on_change(Session(id="no-tmux", state=State.BUSY))
         await settle(task)
     assert tmux.marks() == [("%1", "busy"), ("%1", "review"), ("%1", None)]
-    assert tmux.names() == ["session a", "session a", None]  # no name or folder: the id
+    assert tmux.names() == ["session a", None]  # no name or folder: the id; written once
     assert tmux.commands[0] == pm.mark_commands("%1", "busy", "session a", "claude")
+    # A change of state alone is one command: the name and agent the pane shows stay.
+    assert tmux.commands[1] == [["set-option", "-p", "-t", "%1", pm.OPTION, "review"]]
     assert tmux.calls[0][:3] == ["tmux", "-S", "/tmp/sock"]
     unset = ["set-option", "-p", "-u", "-t", "%2"]
     assert pm.tmux_args(None, "%2", None) == [
@@ -304,8 +309,9 @@ async def test_marker_names_the_pane_and_renames_it() -> None:
         await settle(task)
         marker.on_change(replace(s, title="fix-the-build", state=State.REVIEW))
         await settle(task)
-    assert tmux.marks() == [("%1", "busy"), ("%1", "busy"), ("%1", "review")]
-    assert tmux.names() == ["api-server", "fix-the-build", "fix-the-build"]
+    assert tmux.marks() == [("%1", "busy"), ("%1", "review")]
+    assert tmux.names() == ["api-server", "fix-the-build"]
+    assert [len(call) for call in tmux.commands] == [3, 1, 1]  # each change only its option
 
 
 @pytest.mark.asyncio
@@ -491,6 +497,8 @@ def test_pane_option_follows_the_session_on_a_real_tmux_server(tmp_path: Path, t
         wait_for(lambda: tmux.state(pane) == "busy")
         post(c, "Stop")
         wait_for(lambda: tmux.state(pane) == "review")
+        assert tmux.pane_name(pane) == "p"  # set once, kept through every change of state
+        assert f"{pm.AGENT_OPTION} claude" in tmux.pane_options(pane)
         post(c, "SessionEnd", reason="exit")
         wait_for(lambda: pm.OPTION not in tmux.pane_options(pane))
         assert pm.NAME_OPTION not in tmux.pane_options(pane)

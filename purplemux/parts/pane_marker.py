@@ -78,20 +78,27 @@ Mark = tuple[str, str, str]
 """(state, name, agent) shown on a pane."""
 
 
-def mark_commands(pane: str, state: str | None, name: str = "", agent: str = "") -> list[Command]:
+def mark_commands(
+    pane: str, state: str | None, name: str = "", agent: str = "", shown: Mark | None = None
+) -> list[Command]:
     """The tmux commands that set (or, for None, unset) the state, name and agent options on one
-    pane. Kept apart, never joined by hand: a value is never read as a separator."""
+    pane. Kept apart, never joined by hand: a value is never read as a separator. `shown`: the
+    mark the pane has from us already; then only the options that differ are written (a state
+    change is one command, not three: each is a round through tmux and its control client)."""
     unset = ["set-option", "-p", "-u", "-t", pane]
     if state is None:
         return [[*unset, OPTION], [*unset, NAME_OPTION], [*unset, AGENT_OPTION]]
-    label = plain(name)
-    second = (
-        ["set-option", "-p", "-t", pane, NAME_OPTION, label] if label else [*unset, NAME_OPTION]
+    want = ((OPTION, state), (NAME_OPTION, plain(name)), (AGENT_OPTION, agent))
+    had = (
+        None
+        if shown is None
+        else ((OPTION, shown[0]), (NAME_OPTION, plain(shown[1])), (AGENT_OPTION, shown[2]))
     )
-    third = (
-        ["set-option", "-p", "-t", pane, AGENT_OPTION, agent] if agent else [*unset, AGENT_OPTION]
-    )
-    return [["set-option", "-p", "-t", pane, OPTION, state], second, third]
+    return [
+        ["set-option", "-p", "-t", pane, option, value] if value else [*unset, option]
+        for i, (option, value) in enumerate(want)
+        if had is None or had[i][1] != value
+    ]
 
 
 def tmux_args(
@@ -156,8 +163,9 @@ class PaneMarker:
                 if mark is not None and self._applied.get(key) == mark:
                     continue  # a tool update in the same state: tmux already shows it
                 state, name, agent = mark if mark is not None else (None, "", "")
+                commands = mark_commands(key[1], state, name, agent, self._applied.get(key))
                 try:
-                    ok = await self._runner(key[0], mark_commands(key[1], state, name, agent))
+                    ok = await self._runner(key[0], commands) if commands else True
                 except Exception as exc:
                     self._failures.log(
                         type(exc).__name__,
