@@ -27,6 +27,7 @@ from purplemux import tmux_status as ts
 from purplemux.cli import main
 from purplemux.model import Session, State, TmuxLocation
 from purplemux.parts import pane_marker as pm
+from purplemux.present import present
 from purplemux.server.app import create_app
 from purplemux.tmux_control import TmuxControl
 from tests.support import (
@@ -312,6 +313,24 @@ async def test_marker_names_the_pane_and_renames_it() -> None:
     assert tmux.marks() == [("%1", "busy"), ("%1", "review")]
     assert tmux.names() == ["api-server", "fix-the-build"]
     assert [len(call) for call in tmux.commands] == [3, 1, 1]  # each change only its option
+
+
+@pytest.mark.asyncio
+async def test_a_pane_shows_the_state_name_and_agent_of_the_sessions_view() -> None:
+    where = TmuxLocation("%1")
+    rows = [
+        Session(id="a", state=State.BUSY, tmux=where, title="fix the build", cwd="/w/api"),
+        Session(id="b", state=State.NEEDS_INPUT, tmux=where, cwd="/w/api-server"),
+        Session(id="c", state=State.REVIEW, tmux=where, agent="codex", cwd="/w/web"),
+        Session(id="d-7f3e", state=State.UNKNOWN, tmux=where),
+    ]
+    for row in rows:
+        tmux = FakeTmux()
+        async with marking(tmux) as (marker, task):
+            marker.on_change(row)
+            await settle(task)
+        view = present(row)
+        assert tmux.commands == [pm.mark_commands("%1", view.state, view.name, view.agent)]
 
 
 @pytest.mark.asyncio

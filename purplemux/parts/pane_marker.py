@@ -14,9 +14,10 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from purplemux.model import Session
-from purplemux.present import BY_ORDER, LOOKS, present
+from purplemux.present import BY_ORDER, LOOKS
 from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.runtime import Runtime
+from purplemux.session_facts import display_name
 from purplemux.tmux import Command, TmuxError, base_args, command_line, run_all
 from purplemux.tmux_status import TMUX_COLOURS, plain
 
@@ -149,8 +150,9 @@ class PaneMarker:
             self._pending[key] = None
         else:
             self._owner[key] = session.id
-            view = present(session)
-            self._pending[key] = (view.state, view.name, view.agent)
+            # What the view says (present()), without making the whole view at every change.
+            name = display_name(session.title, session.project, session.id)
+            self._pending[key] = (session.state.value, name, session.agent)
         self._wake.set()
 
     async def run(self) -> None:
