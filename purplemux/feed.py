@@ -49,11 +49,13 @@ PROTOCOL = 3
 """The feed's message shapes (see above); the snapshot says it, so a client can tell."""
 QUEUE = 2000
 """Messages a queued client may have waiting before it is dropped (it resyncs)."""
-GAP = 0.005
+GAP = 0.01
 """Seconds at least between two change messages: changes that come sooner join the next one,
-so each client gets at most 200 a second, however fast hooks arrive one at a time (each
-message is a write to every client's socket: with 50 clients, most of an event's cost when
-each event was a message of its own). Only a change that follows another within GAP waits."""
+so each client gets at most 100 a second, however fast hooks arrive (each message is a write to
+every client's socket, the dashboard's list and each changed session's JSON: with 50 clients,
+most of an event's cost when each event was a message of its own). Only a change that follows
+another within GAP waits, and at most GAP: 5 ms cost ~8 % more CPU per event under §3's load of
+BENCHMARKS.md than 10 ms, and a hook's change alone (a person's pace) is sent at once either way."""
 HOLD = 0.01
 """Seconds a message may wait for more changes while its source says more are coming (the
 engine has events queued): under a flood, at most a message per HOLD to every client."""

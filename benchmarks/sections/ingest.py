@@ -104,7 +104,7 @@ def section_ingest(root: Path, sizes: Sizes) -> Section:
         "",
         f"- The {ingest.WS_CLIENTS} WebSocket clients received "
         f"{min(r.ws_received, default=0):,}–{max(r.ws_received, default=0):,} messages each "
-        "(what changed together, each changed session once, at most a message per 5 ms); "
+        "(what changed together, each changed session once, at most a message per 10 ms); "
         f"sequence gaps: {r.ws_gaps}; clients closed for falling behind: {r.ws_dropped}. "
         f"Client 0 decoded every message: {r.ws_updates:,} session copies, {r.ws_disorder} older "
         "than one it already had; the other clients read each message's seq off its head (they "
