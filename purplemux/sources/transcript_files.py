@@ -9,6 +9,7 @@ non-blocking, without following a last symlink, and read only if it is a regular
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -79,7 +80,7 @@ def open_transcript(path: str | os.PathLike[str], root: Path | None) -> int:
     try:
         fd = os.open(target, flags)
     except OSError as exc:
-        if exc.errno is not None and exc.errno == getattr(os, "ELOOP", -1):
+        if exc.errno == errno.ELOOP:
             raise UnsafePath("the file became a symbolic link") from None
         raise
     try:

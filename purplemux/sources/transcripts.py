@@ -8,6 +8,7 @@ import logging
 import math
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -259,6 +260,27 @@ def _first_read(
     return _feed_rest(f, reader, stats, stop)
 
 
+def _unchanged(w: _Watched) -> bool:
+    """The file is the one read to its end, at the size it had: nothing new, known by one lstat
+    (the re-check of every followed transcript after a quiet spell is mostly this). Opening it
+    is left to a file that differs: its path is checked then (open_transcript), and nothing is
+    read here either way."""
+    reader = w.reader
+    if w.fresh or w.history is not None or reader.identity is None:
+        return False
+    if reader.offset != reader.size:
+        return False
+    try:
+        st = os.lstat(w.path)
+    except (OSError, ValueError):
+        return False  # gone, or an odd path: the full read says what it is
+    return (
+        stat.S_ISREG(st.st_mode)
+        and (st.st_dev, st.st_ino) == reader.identity
+        and st.st_size == reader.size
+    )
+
+
 def _read_new(
     w: _Watched,
     root: Path | None = None,
@@ -267,7 +289,7 @@ def _read_new(
     stop: StopFlag | None = None,
 ) -> list[Event]:
     """Read what was appended since the reader's offset (blocking, but never on a FIFO)."""
-    if w.refused:
+    if w.refused or _unchanged(w):
         return []
     stats = stats if stats is not None else TranscriptStats()
     try:

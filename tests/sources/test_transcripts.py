@@ -13,11 +13,14 @@ import pytest
 
 from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.model import Tokens
+from purplemux.sources import transcripts
 from purplemux.sources.transcripts import (
     MAX_LINE,
     TranscriptReader,
     TranscriptTailer,
     Turn,
+    _read_new,
+    _Watched,
     read_tail_state,
     transcript_path,
 )
@@ -411,3 +414,37 @@ async def test_tailer_watch_while_running(tmp_path: Path) -> None:
         assert all(e.session_id == "s1" for e in got)
     finally:
         await agen.aclose()
+
+
+def test_an_unchanged_transcript_is_known_by_one_lstat_and_a_changed_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(prompt("p1") + end("e1"))
+    w = _Watched(path, TranscriptReader("s"))
+    assert "tx:s:stop:p1" in stops(_read_new(w))
+    opened: list[object] = []
+    real = transcripts.open_transcript
+    monkeypatch.setattr(
+        transcripts, "open_transcript", lambda p, root: opened.append(p) or real(p, root)
+    )
+    _read_new(w)  # a look after the first read: the file as read is noted
+    opened.clear()
+    assert _read_new(w) == [] and _read_new(w) == []
+    assert opened == []  # nothing new: no open, no path check
+    with path.open("ab") as f:
+        f.write(prompt("p2") + end("e2"))
+    assert stops(_read_new(w)) == ["tx:s:stop:p2"] and len(opened) == 1
+    # Replaced by a file of the same size (a new inode): read again from its start.
+    other = tmp_path / "other"
+    other.write_bytes(path.read_bytes())
+    os.replace(other, path)
+    assert "tx:s:stop:p1" in stops(_read_new(w)) and len(opened) == 2
+    # A link in its place, to a file of the same size: not taken as unchanged; refused.
+    assert _read_new(w) == [] and len(opened) == 2
+    target = tmp_path / "elsewhere"
+    target.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(target)
+    assert _read_new(w) == [] and len(opened) == 3
+    assert w.refused  # once: not looked at again
