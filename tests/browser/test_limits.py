@@ -43,9 +43,16 @@ def test_the_gauge_appears_and_follows_the_feed(dashboard: Page, daemon: Daemon)
     expect(gauges).to_be_visible()
     expect(gauge.locator(".limit-who")).to_have_text("claude")
     five = gauge.locator('[data-window="5h"]')
+    # The browser's local time; dated when that is another day than today (a test run late in
+    # the evening: the reset, two hours on, falls after midnight).
     local = dashboard.evaluate(
-        "(ts) => new Date(ts * 1000).toLocaleTimeString([], "
-        "{hour: '2-digit', minute: '2-digit', hour12: false})",
+        """(ts) => {
+            const when = new Date(ts * 1000);
+            const two = (n) => String(n).padStart(2, '0');
+            const hm = `${two(when.getHours())}:${two(when.getMinutes())}`;
+            if (when.toDateString() === new Date().toDateString()) return hm;
+            return `${when.toLocaleString('en-US', {month: 'short'})} ${when.getDate()} ${hm}`;
+        }""",
         resets,
     )
     expect(five.locator(".limit-text")).to_have_text(f"5h 42% · {local}")
