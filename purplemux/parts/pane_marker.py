@@ -89,16 +89,13 @@ def mark_commands(
     unset = ["set-option", "-p", "-u", "-t", pane]
     if state is None:
         return [[*unset, OPTION], [*unset, NAME_OPTION], [*unset, AGENT_OPTION]]
-    want = ((OPTION, state), (NAME_OPTION, plain(name)), (AGENT_OPTION, agent))
-    had = (
-        None
-        if shown is None
-        else ((OPTION, shown[0]), (NAME_OPTION, plain(shown[1])), (AGENT_OPTION, shown[2]))
-    )
+    want = (state, plain(name), agent)
+    had = None if shown is None else (shown[0], plain(shown[1]), shown[2])
+    options = (OPTION, NAME_OPTION, AGENT_OPTION)
     return [
         ["set-option", "-p", "-t", pane, option, value] if value else [*unset, option]
-        for i, (option, value) in enumerate(want)
-        if had is None or had[i][1] != value
+        for i, (option, value) in enumerate(zip(options, want, strict=True))
+        if had is None or had[i] != value
     ]
 
 
