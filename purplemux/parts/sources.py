@@ -330,8 +330,10 @@ async def codex_panes(rt: Runtime) -> None:
     tells of each title change instead: no timer then while nothing waits for an answer. On a
     server without it (no control client, an old tmux), a safety-net look comes after
     CODEX_QUIET, doubling up to CODEX_QUIET_MAX while looks find nothing new, and every
-    CODEX_BUSY while a Codex session is busy; the process table is walked at least every
-    CODEX_WALK_EVERY (a TUI on a tmux server nobody named yet)."""
+    CODEX_BUSY while a Codex session is busy; a look walks the process table when the last walk
+    is older than CODEX_WALK_EVERY. A TUI on a tmux server nobody named yet is found by the walk
+    its thread's reference file calls for; the watch's start and its backed-off re-checks walk
+    too (`may_have_opened`), so a file written before the watch began is not missed."""
     mine = rt.settings.accounts_of("codex")
     homes = [str(a.dir) for a in mine]
     watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
@@ -387,8 +389,7 @@ async def codex_panes(rt: Runtime) -> None:
             step_ms=500,
             recheck_ms=60_000,
         ):
-            # (A home watched until its reference folder exists sees its logs written too.)
-            if changed and any(REFERENCES in path for path in changed):
+            if may_have_opened(changed):
                 walk_now = True
                 wake.set()
 
@@ -450,6 +451,17 @@ def _watch_titles(rt: Runtime, sockets: set[str], panes: Mapping[str, set[str]])
         ids = panes.get(socket)
         rt.tmux.subscribe(socket, TITLES, title_watch(ids) if ids else None)
     return all(rt.tmux.subscribed(s, TITLES) for s, ids in panes.items() if ids)
+
+
+def may_have_opened(changed: set[str] | None) -> bool:
+    """Whether a yield of the reference folders' watch may hide a TUI that opened a thread: a
+    reference file or folder written, a watch (re)started (None: a file written before it began,
+    while the daemon started or while the watch moved from the home to the new reference
+    folder, is told by nothing else) or a quiet spell's re-check (empty: backed off). Other files
+    of a home watched until its reference folder exists (its logs) are not."""
+    if not changed:
+        return True
+    return any(REFERENCES in path for path in changed)
 
 
 def _codex_ref_dirs(homes: list[str]) -> set[Path]:
