@@ -1,17 +1,17 @@
 """The store's own thread, and the event loop's share of the store: AsyncStore runs each Store
-call on one dedicated thread, reads which events are stored already on the loop, and commits a
-lone event a hook waits on there (AsyncStore.commit)."""
+call on one dedicated thread (StoreThread), reads which events are stored already on the loop, and
+commits a lone event a hook waits on there (AsyncStore.commit)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -44,13 +44,72 @@ together (each slow one counts 1, each fast one takes 1/100 off): a lone stall, 
 machine did not run this process for a moment, does not."""
 
 
+THREAD_NAME = "purplemux-store"
+
+_Job = tuple[Callable[[], object], asyncio.AbstractEventLoop, "asyncio.Future[object]"]
+
+
+class StoreThread:
+    """One thread that runs the calls it is given, in order, each answered on its caller's loop.
+
+    What `loop.run_in_executor` on a one-thread pool does, without its two futures (a
+    concurrent one, with its lock and condition, wrapped in an asyncio one) and their
+    callbacks per call: the loop's future is settled straight from the thread. Under a flood of
+    hooks the store is handed a batch every few events (BENCHMARKS.md section 3)."""
+
+    def __init__(self, name: str = THREAD_NAME) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def run(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """Queue `fn`; the future has its result (or its exception) once the thread ran it. A
+        cancelled future does not stop a call already queued (as an executor's)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        if self._thread is None:
+            # A daemon thread: a process whose loop ended without close() is not kept alive by
+            # it (a transaction cut short there is rolled back by SQLite at the next open).
+            self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+            self._thread.start()
+        self._jobs.put((fn, loop, future))  # type: ignore[arg-type]
+        return future
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, loop, future = job
+            try:
+                result, error = fn(), None
+            except BaseException as exc:  # given to the caller, as an executor does
+                result, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            del job, fn, future, result, error  # nothing of a call kept while the thread waits
+
+    def stop(self) -> None:
+        """Run what is queued, then end the thread and wait for it."""
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join()
+            self._thread = None
+
+
+def _settle(future: asyncio.Future[object], result: object, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
 class AsyncStore:
     """Runs every Store call on one dedicated thread, off the event loop; and answers the
     engine's one read per batch (which events are stored already) on the loop's own thread, as
     it commits a lone event there (commit())."""
 
     def __init__(self, path: Path) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="purplemux-store")
+        self._thread = StoreThread()
         self._path = path
         self._store: Store | None = None
         self._reader: sqlite3.Connection | None = None
@@ -163,7 +222,7 @@ class AsyncStore:
                     self._store.checkpoint()
                 return out
 
-        return await asyncio.get_running_loop().run_in_executor(self._pool, using)
+        return await self._thread.run(using)
 
     async def call(self, fn: Callable[[Store], T]) -> T:
         """Run fn(store) on the store thread."""
@@ -180,4 +239,4 @@ class AsyncStore:
         if self._store is not None:
             store, self._store = self._store, None  # no checkpoint after its last call
             await self._run(store.close)
-        self._pool.shutdown(wait=True)
+        self._thread.stop()

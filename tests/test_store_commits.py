@@ -87,7 +87,7 @@ async def test_a_lone_event_waits_its_turn_while_the_store_thread_is_busy(
     release.set()
     await busy
     await commit
-    assert threads.names == ["purplemux-store_0"] and store.inline_commits == 0
+    assert threads.names == ["purplemux-store"] and store.inline_commits == 0
     assert logged(tmp_path / "state.db") == 1
 
 
@@ -119,7 +119,7 @@ async def test_slow_commits_on_the_loop_send_the_next_ones_to_the_store_thread(
     threads = Threads(monkeypatch, store.sync, "commit")
     slow[0] = False
     await store.commit([prompt(123)], [])
-    assert threads.names == ["purplemux-store_0"] and store.inline_commits == 122
+    assert threads.names == ["purplemux-store"] and store.inline_commits == 122
     assert await store.known_ids(["p1", "p122", "p123"]) == {"p1", "p122", "p123"}
 
 
@@ -146,7 +146,7 @@ async def test_the_log_is_emptied_by_the_store_thread_when_commits_are_on_the_lo
         await store.commit([prompt(n)], [Session(id="s", updated_at=1000.0 + n)])
         await asyncio.sleep(0)  # the checkpoint's turn on the store thread
     assert store.inline_commits > 0  # those that found the store thread emptying it waited
-    assert len(emptied) >= 3 and set(emptied) == {"purplemux-store_0"}  # never on the loop
+    assert len(emptied) >= 3 and set(emptied) == {"purplemux-store"}  # never on the loop
     await store.call(lambda s: None)  # and whatever is due is done after any call
     assert os.stat(wal).st_size < store_module.WAL_CHECKPOINT_BYTES
     assert logged(tmp_path / "state.db") == 400
@@ -172,3 +172,38 @@ async def test_what_a_source_posts_is_written_on_the_store_thread_and_a_hook_on_
     await task
     assert threads.names[0].startswith("purplemux-store") and threads.names[1] == LOOP
     assert store.inline_commits == 1
+
+
+@pytest.mark.asyncio
+async def test_the_store_thread_runs_calls_in_order_and_answers_each_on_the_loop() -> None:
+    """Each call's result or exception reaches its caller; a caller that stopped waiting
+    (cancelled) does not stop the calls queued behind it; stop() runs what is queued, then
+    ends the thread."""
+    worker = store_thread.StoreThread("pmx-test-store")
+    ran: list[tuple[int, str]] = []
+
+    def call(n: int) -> int:
+        ran.append((n, threading.current_thread().name))
+        return n * 10
+
+    def fails() -> int:
+        raise sqlite3.OperationalError("database is locked")
+
+    first, broken, dropped, last = (
+        worker.run(lambda: call(1)),
+        worker.run(fails),
+        worker.run(lambda: call(2)),
+        worker.run(lambda: call(3)),
+    )
+    dropped.cancel()
+    assert await first == 10
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        await broken
+    assert await last == 30
+    assert ran == [(1, "pmx-test-store"), (2, "pmx-test-store"), (3, "pmx-test-store")]
+    queued = worker.run(lambda: call(4))
+    worker.stop()
+    assert ran[-1] == (4, "pmx-test-store")
+    assert not [t for t in threading.enumerate() if t.name == "pmx-test-store"]
+    await asyncio.sleep(0)  # the answer was handed to the loop before the thread ended
+    assert queued.done() and queued.result() == 40
