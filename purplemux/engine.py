@@ -14,7 +14,7 @@ from purplemux import events as ev
 from purplemux import fdlimit
 from purplemux.events import Event, Kind, Source
 from purplemux.feed import Feed
-from purplemux.listing import Board, board
+from purplemux.listing import Board, GroupBox, board, group_boxes
 from purplemux.machine import Broadcast, Effect, Notify, Persist, ScheduleTick, Unwatch, Watch
 from purplemux.model import Session, State, evolve
 from purplemux.notify.once import LiveEntries
@@ -124,6 +124,10 @@ class Engine:
         self._ticks: dict[tuple[str, float], asyncio.TimerHandle] = {}
         self._running = False
         self._end_now = False
+        self._origin = Origin(host=host)
+        self._layout: tuple[int, tuple[GroupBox, ...]] | None = None
+        self._layout_stale = True
+        """The sidebar's groups as last made (_groups), and whether a view changed place since."""
         self._public: dict[str, tuple[Session, Origin, dict[str, Any], SessionView]] = {}
         """Each session's served JSON and view, as last made (see public())."""
         self.live_since = clock()
@@ -165,8 +169,13 @@ class Engine:
 
     @property
     def origin(self) -> Origin:
-        """Whose the local sessions are: this host, grouped by host when a broker is on."""
-        return Origin(host=self.host, grouped=self.remote is not None)
+        """Whose the local sessions are: this host, grouped by host when a broker is on (one
+        object while those stay the same: every view made since is known current by identity)."""
+        grouped = self.remote is not None
+        kept = self._origin
+        if kept.host != self.host or kept.grouped is not grouped:
+            kept = self._origin = Origin(host=self.host, grouped=grouped)
+        return kept
 
     def origin_of(self, session_id: str) -> Origin:
         """Whose a session is (ours, or another host's as the broker last said)."""
@@ -204,12 +213,29 @@ class Engine:
 
     def views(self, include_ended: bool = True) -> list[SessionView]:
         """What the page lists: every session's view (other hosts' too)."""
-        local = [self.view(s) for s in self.listed(include_ended)]
+        # (Every change message makes the board from these: one origin for all, no call each.)
+        origin, kept, make = self.origin, self._public, self._kept
+        local = []
+        for s in self.listed(include_ended):
+            k = kept.get(s.id)
+            local.append(k[3] if k is not None and k[0] is s and k[1] is origin else make(s)[3])
         return local + (self.remote.views(include_ended) if self.remote is not None else [])
 
     def board(self) -> Board:
         """The dashboard's list now (purplemux.listing): the page, the feed and the API's."""
-        return board(self.views())
+        views = self.views()
+        return board(views, self._groups if self.remote is None else None)
+
+    def _groups(self, active: list[SessionView]) -> tuple[GroupBox, ...]:
+        """The sidebar's groups of the live local views: remade only when a view was made
+        with another place, order or end than the one before it, or the live rows are not as
+        many (every change message carries the board: at 150 rows, grouping them was most of
+        its cost)."""
+        kept = self._layout
+        if kept is None or self._layout_stale or kept[0] != len(active):
+            kept = self._layout = (len(active), group_boxes(active))
+            self._layout_stale = False
+        return kept[1]
 
     def view(self, session: Session) -> SessionView:
         """A local session's view, made once per change of the session (see public())."""
@@ -232,6 +258,8 @@ class Engine:
         kept = self._public.get(session.id)
         if kept is None or kept[0] is not session or kept[1] != origin:
             view = present(session, origin, self.context_window, self.named_accounts)
+            if kept is None or _moved(kept[0], kept[3], session, view):
+                self._layout_stale = True
             kept = (session, origin, session_json(session, origin, self.context_window, view), view)
             self._public[session.id] = kept
         return kept
@@ -526,6 +554,17 @@ class Engine:
             if not session.superseded:  # a superseded row already left every list
                 removed.append(sid)
         self.feed.publish_changes([], removed)
+
+
+def _moved(was: Session, old: SessionView, now: Session, new: SessionView) -> bool:
+    """Whether a session's new view may sit elsewhere in the sidebar than its old one."""
+    return (
+        was.superseded is not now.superseded
+        or old.ended is not new.ended
+        or old.order != new.order
+        or old.group != new.group
+        or old.window != new.window
+    )
 
 
 def _same_pane(a: Session, b: Session) -> bool:

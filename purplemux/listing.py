@@ -10,7 +10,7 @@ list is worked out twice. `broker_badge` is the broker's badge the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,8 +132,13 @@ class Board:
         return {**self.summary_json(), "layout": self.layout}
 
 
-def board(views: Iterable[SessionView]) -> Board:
-    """The list the dashboard shows for these views (live and ended, every host's)."""
+def board(
+    views: Iterable[SessionView],
+    layout: Callable[[list[SessionView]], tuple[GroupBox, ...]] | None = None,
+) -> Board:
+    """The list the dashboard shows for these views (live and ended, every host's). `layout`:
+    the sidebar's groups of the live views, when the caller knows them already (the engine,
+    which remakes them only when a row's place or order changed); group_boxes otherwise."""
     active: list[SessionView] = []
     ended: list[SessionView] = []
     for v in views:
@@ -145,7 +150,7 @@ def board(views: Iterable[SessionView]) -> Board:
         counts[v.state] = counts.get(v.state, 0) + 1
     n = len(waiting)
     return Board(
-        groups=group_boxes(active),
+        groups=(layout or group_boxes)(active),
         counts=tuple(
             Count(s.value, LOOKS[s].label, LOOKS[s].colour, counts[s.value]) for s in BY_ORDER
         ),

@@ -372,3 +372,57 @@ async def test_only_an_event_that_may_be_stored_already_is_looked_up_in_the_log(
     await engine.stop()
     await task
     assert await store.call(lambda s: s.count_events()) == 6
+
+
+@pytest.mark.asyncio
+async def test_the_boards_groups_are_remade_whenever_a_row_moves(store: AsyncStore) -> None:
+    """The engine keeps the sidebar's groups between change messages and remakes them only when
+    a row's place, order or end changed: after every kind of change, its board is the one made
+    from every view afresh, and the layout shows where each row is now."""
+    from purplemux.listing import board
+
+    engine = Engine(store)
+    task = await running(engine)
+    n = 0
+
+    async def submit(event_type: type[ev.Event], sid: str, **fields: Any) -> None:
+        nonlocal n
+        n += 1
+        await engine.submit(event_type(session_id=sid, at=1000.0 + n, id=f"e{n}", **fields))
+        assert engine.board() == board(engine.views())
+
+    def rows_in(group_label: str) -> list[str]:
+        return [
+            i
+            for g in engine.board().groups
+            if g.place.label == group_label
+            for w in g.windows
+            for i in w.ids
+        ]
+
+    def pane(p: str, session: str, window: str = "0") -> TmuxLocation:
+        return TmuxLocation(p, "/tmp/tmux-0/default", session, window)
+
+    await submit(ev.ProcessSeen, "a", pid=11, tmux=pane("%1", "work"), cwd="/p")
+    await submit(ev.ProcessSeen, "b", pid=12, tmux=pane("%2", "work"), cwd="/p")
+    await submit(ev.Prompt, "a")  # a state change only: the groups stay
+    kept = engine.board().groups
+    await submit(ev.Stop, "a", last_message="done")
+    assert engine.board().groups is kept
+    assert rows_in("work") == ["a", "b"]
+    await submit(ev.ProcessSeen, "a", pid=11, tmux=pane("%1", "play"))  # session renamed
+    assert rows_in("work") == ["b"] and rows_in("play") == ["a"]
+    before = [w.place for g in engine.board().groups for w in g.windows if "b" in w.ids]
+    await submit(ev.ProcessSeen, "b", pid=12, tmux=pane("%2", "work", "3"))  # another window
+    after = [w.place for g in engine.board().groups for w in g.windows if "b" in w.ids]
+    assert len(before) == len(after) == 1 and before != after and rows_in("work") == ["b"]
+    await submit(ev.ProcessSeen, "c", pid=13, tmux=pane("%0", "play"))  # a new row, first
+    assert rows_in("play") == ["c", "a"]
+    await submit(ev.SessionEnd, "a", reason="exit")  # ended: out of the live groups
+    assert rows_in("play") == ["c"] and "a" in engine.board().ended
+    await submit(ev.SessionEnd, "c", reason="clear")
+    assert rows_in("play") == [] and engine.board().ended[:2] == ("c", "a")
+    await submit(ev.Superseded, "c", by="d")  # its pane runs another session: out of every list
+    assert "c" not in engine.board().ended and engine.board().ended_total == 1
+    await engine.stop()
+    await task
