@@ -25,6 +25,7 @@ from purplemux.sources.processes import (
     list_panes,
     snapshot,
     socket_from_tmux_env,
+    tmux_env,
 )
 from tests.support import wait_for
 
@@ -307,3 +308,35 @@ def test_a_walk_reuses_a_settled_argv_and_reads_it_again_after_an_exec(
         proc.wait()
         if proc.stdin is not None:
             proc.stdin.close()
+
+
+def test_tmux_env_is_read_from_a_real_process_wherever_it_sits() -> None:
+    """$TMUX first, after an environment longer than one read (past 4 KiB), absent, or only as
+    the end of another name (NOT_TMUX=): each read from a live process's /proc environ."""
+    long = "x" * 6000
+    cases = {
+        "first": (["TMUX=/tmp/t1/default,1,0", f"LONG={long}"], "/tmp/t1/default,1,0"),
+        "after": ([f"LONG={long}", "NOT_TMUX=no", "TMUX=/tmp/t2/s,2,1"], "/tmp/t2/s,2,1"),
+        "absent": ([f"LONG={long}", "NOT_TMUX=/tmp/t3/s,3,0"], None),
+        "empty": (["TMUX="], ""),
+    }
+    procs = {
+        name: subprocess.Popen(["env", "-i", *env, "sleep", "30"])
+        for name, (env, _) in cases.items()
+    }
+    try:
+        for name, proc in procs.items():
+            want = cases[name][1]
+            # (env execs sleep: the environment is the one given once its argv says sleep)
+            wait_for(lambda p=proc: _proc_name(p.pid) == "sleep", what=f"{name} to exec")
+            assert tmux_env(proc.pid) == want, name
+        assert tmux_env(2**22 + 1) is None  # no such process
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+
+
+def _proc_name(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as f:
+        return f.read().strip()
