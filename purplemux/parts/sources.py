@@ -332,8 +332,8 @@ async def codex_panes(rt: Runtime) -> None:
     CODEX_QUIET, doubling up to CODEX_QUIET_MAX while looks find nothing new, and every
     CODEX_BUSY while a Codex session is busy; a look walks the process table when the last walk
     is older than CODEX_WALK_EVERY. A TUI on a tmux server nobody named yet is found by the walk
-    its thread's reference file calls for; the watch's start and its backed-off re-checks walk
-    too (`may_have_opened`), so a file written before the watch began is not missed."""
+    its thread's reference file calls for; the watch's start walks too (`may_have_opened`), so a
+    file written before the watch began is not missed."""
     mine = rt.settings.accounts_of("codex")
     homes = [str(a.dir) for a in mine]
     watcher = CodexPanes(homes, accounts={str(a.dir): a.label for a in mine})
@@ -455,11 +455,12 @@ def _watch_titles(rt: Runtime, sockets: set[str], panes: Mapping[str, set[str]])
 
 def may_have_opened(changed: set[str] | None) -> bool:
     """Whether a yield of the reference folders' watch may hide a TUI that opened a thread: a
-    reference file or folder written, a watch (re)started (None: a file written before it began,
-    while the daemon started or while the watch moved from the home to the new reference
-    folder, is told by nothing else) or a quiet spell's re-check (empty: backed off). Other files
-    of a home watched until its reference folder exists (its logs) are not."""
-    if not changed:
+    reference file or folder written, or a watch (re)started (None: a file written before it
+    began, while the daemon started or while the watch moved from the home to the new reference
+    folder, is told by nothing else). Not a quiet spell's re-check (empty: a walk of the process
+    table each minute would double the safety nets' share), nor other files of a home watched
+    until its reference folder exists (its logs)."""
+    if changed is None:
         return True
     return any(REFERENCES in path for path in changed)
 

@@ -30,13 +30,13 @@ def test_a_thread_opened_before_the_watch_began_is_looked_for() -> None:
     """The daemon finds a TUI on a tmux server nobody named by the walk its thread's reference
     file calls for. A file written before the watch began (the daemon still starting, or the
     watch moving from the home to the new reference folder) is told by nothing else: a watch's
-    start (None) and its re-check after a quiet spell (empty) walk too; a home's logs do not."""
+    start (None) walks too; its re-check after a quiet spell (empty) and a home's logs do not."""
     from purplemux.parts.sources import may_have_opened
     from purplemux.sources.codex_panes import REFERENCES
 
     home = "/home/u/.codex"
     assert may_have_opened(None)
-    assert may_have_opened(set())
+    assert not may_have_opened(set())
     assert may_have_opened({f"{home}/{REFERENCES}"})
     assert may_have_opened({f"{home}/{REFERENCES}/019a8b1c-0000-7000-8000-000000000000"})
     assert not may_have_opened({f"{home}/log/codex-tui.log", f"{home}/app-server-daemon"})
