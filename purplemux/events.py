@@ -67,6 +67,22 @@ class Source(StrEnum):
     DAEMON = "daemon"
 
 
+_NESTED = frozenset({TmuxLocation, Tokens, RateLimits})
+"""The flat dataclasses an event's field may hold (none is subclassed): written as an object of
+their fields; a tuple of them as a list of such objects."""
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (`dataclasses.fields` walks them at every call)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Event:
     """Fields every event has. `name` is what the event log shows (e.g. the hook's name)."""
@@ -95,15 +111,16 @@ class Event:
         return self.name or self.kind.value
 
     def to_json(self) -> dict[str, Any]:
-        """A flat JSON form for the event log."""
+        """A flat JSON form for the event log (the store writes one per event)."""
         out: dict[str, Any] = {"kind": self.kind.value}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, TmuxLocation | Tokens | RateLimits):
-                value = {g.name: getattr(value, g.name) for g in fields(value)}
-            elif isinstance(value, tuple):
-                value = [{g.name: getattr(t, g.name) for g in fields(t)} for t in value]
-            out[f.name] = value
+        for name in _names(type(self)):
+            value = getattr(self, name)
+            kind = type(value)
+            if kind in _NESTED:
+                value = {n: getattr(value, n) for n in _names(kind)}
+            elif kind is tuple:
+                value = [{n: getattr(t, n) for n in _names(type(t))} for t in value]
+            out[name] = value
         out["name"] = self.label
         return out
 
