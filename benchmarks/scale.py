@@ -37,7 +37,7 @@ from typing import Any
 
 import psutil
 
-from benchmarks.common import Daemon, Stats, api, bench_daemon, cache_root, tempdir
+from benchmarks.common import REPO, Daemon, Stats, api, bench_daemon, cache_root, tempdir
 from benchmarks.fixtures import project_dir, session_file, write_transcript
 
 LINE_SLEEP = 86_400
@@ -422,6 +422,8 @@ class ScaleResult:
     empty_idle_cpu: float = float("nan")
     idle_parts: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     """The safety-net polls: name -> (ms of CPU per round, seconds between at first, backed off)."""
+    baseline_idle_parts: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """The same polls of the baseline tree, timed the same way on the same world."""
     memory: dict[str, Any] | None = None
     """GET /api/debug/memory of a traced start (PYTHONTRACEMALLOC=1) once complete."""
     restart: ScaleRun | None = None
@@ -450,6 +452,7 @@ def run(
             base = one_start(root / "scale", "baseline-0", world, size, tree=baseline)
         memory = traced_start(root / "scale", "start-0", world)
         parts = idle_parts(world, transcripts)
+        base_parts = idle_parts(world, transcripts, baseline) if baseline is not None else {}
         nprocs = len(psutil.pids())
     finally:
         world.close()
@@ -464,6 +467,7 @@ def run(
         generate_seconds=generated,
         processes=nprocs,
         idle_parts=parts,
+        baseline_idle_parts=base_parts,
         live_bytes=sum(t.size for t in transcripts if t.session_id in live_ids),
         empty_rss=empty_rss,
         empty_idle_cpu=empty_cpu,
@@ -506,74 +510,37 @@ def empty_daemon(root: Path, idle: float) -> tuple[float, float]:
         daemon.stop()
 
 
-def _cpu_ms(fn: Any, n: int = 10, children: bool = False) -> float:
-    """ms of CPU per call of fn (of the child processes it runs, with `children`)."""
-    import resource
-
-    def now() -> float:
-        if children:
-            r = resource.getrusage(resource.RUSAGE_CHILDREN)
-            return r.ru_utime + r.ru_stime
-        return time.process_time()
-
-    t0 = now()
-    for _ in range(n):
-        fn()
-    return (now() - t0) / n * 1000
-
-
 def idle_parts(
-    world: World, transcripts: list[Transcript]
+    world: World, transcripts: list[Transcript], tree: Path = REPO
 ) -> dict[str, tuple[float, float, float]]:
-    """The daemon's safety-net polls, timed here on the same world (explains its idle CPU):
-    name -> (ms of CPU per round, seconds between rounds at first, once nothing changes)."""
-    from purplemux.parts.sources import MAX_POLL_INTERVAL
-    from purplemux.settings import Settings
-    from purplemux.sources import processes
-    from purplemux.sources.claude_sessions import SessionFileWatcher
-    from purplemux.sources.transcripts import (
-        TranscriptReader,
-        TranscriptTailer,
-        _read_new,
-        _Watched,
-    )
-    from purplemux.sources.watch import MAX_RECHECK_MS
-
-    poll = Settings(home=world.claude_dir, claude_dir=world.claude_dir).poll_interval
-    socket = world.tmux_tmpdir / f"tmux-{os.getuid()}" / "default"
-    watcher = SessionFileWatcher(world.claude_dir / "sessions")
-    watcher._update()
-    followed = []
-    for t in transcripts[: len(world.live)]:
-        path = project_dir(world.claude_dir, t.cwd) / f"{t.session_id}.jsonl"
-        w = _Watched(path, TranscriptReader(t.session_id))
-        w.reader.sync(os.stat(path))
-        w.reader.offset = w.reader.size
-        w.fresh = False  # read already: the re-check only looks for more
-        followed.append(w)
-    settled = MAX_RECHECK_MS / 1000
-    return {
-        f"walk of the process table ({len(psutil.pids())} processes)": (
-            _cpu_ms(processes.snapshot),
-            poll,
-            max(poll, MAX_POLL_INTERVAL),
-        ),
-        f"rescan of {len(list((world.claude_dir / 'sessions').iterdir()))} session files": (
-            _cpu_ms(watcher._update),
-            watcher.rescan_ms / 1000,
-            settled,
-        ),
-        f"re-check of the {len(followed)} followed transcripts": (
-            _cpu_ms(lambda: [_read_new(w) for w in followed]),
-            TranscriptTailer().recheck_ms / 1000,
-            settled,
-        ),
-        "`tmux list-panes` (with each walk: the tmux client it runs)": (
-            _cpu_ms(lambda: processes.list_panes(str(socket)), children=True),
-            poll,
-            max(poll, MAX_POLL_INTERVAL),
-        ),
+    """The daemon's safety-net polls of `tree`, each timed on its own on this world in a process
+    of its own (benchmarks/safety_nets.py; explains the idle CPU): name -> (ms of CPU per round,
+    seconds between rounds at first, once nothing changes)."""
+    followed = [
+        [str(project_dir(world.claude_dir, t.cwd) / f"{t.session_id}.jsonl"), t.session_id]
+        for t in transcripts[: len(world.live)]
+    ]
+    given = {
+        "claude_dir": str(world.claude_dir),
+        "socket": str(world.tmux_tmpdir / f"tmux-{os.getuid()}" / "default"),
+        "followed": followed,
     }
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "safety_nets.py")],
+        input=json.dumps(given),
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        timeout=600,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"safety_nets.py on {tree} failed: {out.stderr[-2000:]}")
+    got = json.loads(out.stdout)
+    if not Path(got["purplemux"]).resolve().is_relative_to(tree.resolve()):
+        raise RuntimeError(f"safety_nets.py measured {got['purplemux']}, not {tree}")
+    return {name: (ms, first, later) for name, (ms, first, later) in got["parts"].items()}
 
 
 def main() -> None:

@@ -89,6 +89,10 @@ def test_quick_run_writes_every_section_with_numbers(tmp_path: Path) -> None:
     assert "≤ 3 ms" in report and "p99 ≤ 25 ms" in report and "≥ 3,000/s" in report
     assert "≤ 2 s" in report and "≤ 100 MB" in report and "≤ 1 %" in report
     assert "ratio ≤ 1.5" in report or "Goal ≤ 1.5" in report
+    # The safety nets are timed for both trees: the baseline's column has numbers too.
+    nets = [row for row in table_rows(found["4. Scale"]) if row.startswith("| sum |")]
+    assert len(nets) == 1 and len(NUMBER.findall(nets[0])) == 4, nets
+    assert "before issue 27" in found["4. Scale"] and "backed off in all" in found["4. Scale"]
 
 
 def test_e2e_section_without_a_file_says_how_to_measure(tmp_path: Path) -> None:

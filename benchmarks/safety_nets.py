@@ -1,0 +1,106 @@
+"""The daemon's safety-net polls, timed on their own against one tree of purplemux.
+
+Run as a script by `benchmarks.scale.idle_parts`, once with this tree and once with the
+baseline's first on PYTHONPATH, so both are timed the same way on the same world. It imports
+nothing of the benchmarks (the baseline tree has its own), only purplemux and psutil.
+
+stdin: {"claude_dir", "socket", "followed": [[path, session_id], ...]}.
+stdout: {"purplemux": the package file measured, "parts": {name: [ms, first s, backed off s]}}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def cpu_ms(fn: Callable[[], object], n: int = 10, children: bool = False) -> float:
+    """ms of CPU per call of fn (of the child processes it runs, with `children`), after one
+    call that is not counted (what a daemon's earlier rounds left warm)."""
+
+    def now() -> float:
+        if children:
+            r = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return r.ru_utime + r.ru_stime
+        return time.process_time()
+
+    fn()
+    t0 = now()
+    for _ in range(n):
+        fn()
+    return (now() - t0) / n * 1000
+
+
+def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dict[str, Any]:
+    import psutil
+
+    from purplemux.parts.sources import MAX_POLL_INTERVAL
+    from purplemux.settings import Settings
+    from purplemux.sources import processes
+    from purplemux.sources.claude_sessions import SessionFileWatcher
+    from purplemux.sources.transcripts import (
+        TranscriptReader,
+        TranscriptTailer,
+        _read_new,
+        _Watched,
+    )
+    from purplemux.sources.watch import MAX_RECHECK_MS
+
+    poll = Settings(home=claude_dir, claude_dir=claude_dir).poll_interval
+    walk: Callable[[], object] = processes.snapshot
+    if hasattr(processes, "Cmdlines"):  # the daemon's poller keeps one (issue 27)
+        known = processes.Cmdlines()
+        walk = lambda: processes.snapshot(known)  # noqa: E731
+    watcher = SessionFileWatcher(claude_dir / "sessions")
+    watcher._update()
+    watched = []
+    for path, session_id in followed:
+        w = _Watched(Path(path), TranscriptReader(session_id))
+        w.reader.sync(os.stat(path))
+        w.reader.offset = w.reader.size
+        w.fresh = False  # read already: the re-check only looks for more
+        watched.append(w)
+    settled = MAX_RECHECK_MS / 1000
+    backed_off = max(poll, MAX_POLL_INTERVAL)
+    files = sum(1 for _ in (claude_dir / "sessions").iterdir())
+    return {
+        f"walk of the process table ({len(psutil.pids())} processes)": (
+            cpu_ms(walk),
+            poll,
+            backed_off,
+        ),
+        f"rescan of {files} session files": (
+            cpu_ms(watcher._update),
+            watcher.rescan_ms / 1000,
+            settled,
+        ),
+        f"re-check of the {len(watched)} followed transcripts": (
+            cpu_ms(lambda: [_read_new(w) for w in watched]),
+            TranscriptTailer().recheck_ms / 1000,
+            settled,
+        ),
+        "`tmux list-panes` (with each walk: the tmux client it runs)": (
+            cpu_ms(lambda: processes.list_panes(socket), children=True),
+            poll,
+            backed_off,
+        ),
+    }
+
+
+def main() -> None:
+    import purplemux
+
+    given = json.load(sys.stdin)
+    followed = [(str(p), str(s)) for p, s in given["followed"]]
+    out = parts(Path(given["claude_dir"]), str(given["socket"]), followed)
+    json.dump({"purplemux": purplemux.__file__, "parts": out}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
