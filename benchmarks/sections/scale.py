@@ -290,7 +290,8 @@ def _safety_nets(r: scale.ScaleResult) -> list[str]:
     return [
         "The safety-net polls, each timed on its own on the same world in a process of its own "
         f"per tree ({r.processes} processes on the machine; `benchmarks/safety_nets.py`, with "
-        "this tree or the baseline's first on the path); CPU per round ÷ the interval = its "
+        "this tree or the baseline's first on the path; CPU per round: the least of 5 batches "
+        "of 10 rounds, after one round); CPU per round ÷ the interval = its "
         "share of a core, at the first interval (right after a start or a change) and once "
         f"it has backed off (nothing changed for a few minutes). Goal: ≤ {SAFETY_NETS_GOAL} % "
         f"backed off in all: {later:.3f} %, {ok}.",
