@@ -71,7 +71,9 @@ def section_scale(root: Path, sizes: Sizes, cache: Path) -> Section:
         "the daemon and its children (the tmux clients it runs), over "
         f"{size.idle_seconds:.0f} s that start 3 s after the histories are summed. "
         f"{len(r.runs)} start(s) on a fresh database, then one restart on the first one's "
-        "(which continues each transcript from its stored offset), warm page cache.",
+        "(which continues each transcript from its stored offset), warm page cache (every "
+        "file of the world is read just before each start, this tree's and the baseline's: "
+        "this VM's host takes back page cache left untouched for a few minutes).",
         "",
         *table(
             ["figure", "min", "median", "max", "goal", ""],
