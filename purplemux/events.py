@@ -502,15 +502,15 @@ def sanitize(event: Event) -> Event:
     decoded with surrogateescape; SQLite, UTF-8 responses and the WebSocket feed cannot encode it.
     """
     changes: dict[str, Any] = {}
-    for f in fields(event):
-        value = getattr(event, f.name)
+    for name in _names(type(event)):
+        value = getattr(event, name)
         if isinstance(value, str):
-            new = _clean(value)[: TEXT_CAPS.get(f.name)]
+            new = _clean(value)[: TEXT_CAPS.get(name)]
             if new != value:
-                changes[f.name] = new
+                changes[name] = new
         elif isinstance(value, TmuxLocation):
-            parts = [getattr(value, g.name) for g in fields(value)]
+            parts = [getattr(value, n) for n in _names(TmuxLocation)]
             loc = TmuxLocation(*(_clean(v) if isinstance(v, str) else v for v in parts))
             if loc != value:
-                changes[f.name] = loc
+                changes[name] = loc
     return replace(event, **changes) if changes else event

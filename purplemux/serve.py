@@ -92,6 +92,10 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
         host=settings.host,
         port=settings.port,
         access_log=False,  # the login link carries the token: never write URLs to a log
+        # No proxy stands in front: X-Forwarded-For from a local process would rename the
+        # client in the logs, and reading it cost every request a middleware layer.
+        proxy_headers=False,
+        server_header=False,
         log_level="info",
         lifespan="on",
         # Every client would get its own compressor, run per message: for JSON of a few hundred

@@ -105,15 +105,10 @@ class Settings:
     def accounts(self) -> tuple[Account, ...]:
         """Every Claude config dir and Codex home this daemon watches, Claude's first; the first
         of each agent is `claude_dir` / `codex_dir`."""
-        if self.account_list:
-            return self.account_list
-        out = [Account("claude", default_label(self.claude_dir), self.claude_dir)]
-        if self.codex_dir is not None:
-            out.append(Account("codex", default_label(self.codex_dir), self.codex_dir))
-        return tuple(out)
+        return _all_accounts(self.account_list, self.claude_dir, self.codex_dir)
 
     def accounts_of(self, agent: str) -> tuple[Account, ...]:
-        return tuple(a for a in self.accounts if a.agent == agent)
+        return _agent_accounts(self.account_list, self.claude_dir, self.codex_dir, agent)
 
     def account_dir(self, agent: str, label: str | None) -> Path:
         """The dir of `agent`'s account labelled `label`; the agent's first when none is."""
@@ -130,7 +125,7 @@ class Settings:
         a session file); None when none does. The deepest dir wins (one inside another)."""
         if not path:
             return None
-        return _account_of(tuple(self.accounts_of(agent)), str(path))
+        return _account_of(self.accounts_of(agent), str(path))
 
     @property
     def input_allowed(self) -> bool:
@@ -265,6 +260,26 @@ class Settings:
                 f"the broker must be a redis:// or rediss:// URL, got {settings.broker!r}"
             )
         return settings
+
+
+@functools.lru_cache(maxsize=64)
+def _all_accounts(
+    listed: tuple[Account, ...], claude_dir: Path, codex_dir: Path | None
+) -> tuple[Account, ...]:
+    """Settings.accounts, made once per settings: every hook's event asks for its account."""
+    if listed:
+        return listed
+    out = [Account("claude", default_label(claude_dir), claude_dir)]
+    if codex_dir is not None:
+        out.append(Account("codex", default_label(codex_dir), codex_dir))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _agent_accounts(
+    listed: tuple[Account, ...], claude_dir: Path, codex_dir: Path | None, agent: str
+) -> tuple[Account, ...]:
+    return tuple(a for a in _all_accounts(listed, claude_dir, codex_dir) if a.agent == agent)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 MAX_ID = 200
 MAX_TEXT = 2000
 MAX_SHORT = 300
@@ -34,8 +36,11 @@ def text(value: Any, cap: int = MAX_TEXT) -> str | None:
 
 def digest(tool_input: Any) -> str:
     """A stable fingerprint of a tool call's input, to pair PreToolUse with PermissionRequest."""
-    raw = _dumps(tool_input, sort_keys=True)
-    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    try:  # orjson: a twentieth of json.dumps's time; every tool call's hooks make one
+        raw = orjson.dumps(tool_input, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # (orjson.JSONEncodeError) past 64 bits, a lone surrogate, too deep
+        raw = _dumps(tool_input, sort_keys=True).encode("utf-8", "surrogatepass")
+    return hashlib.sha1(raw).hexdigest()[:16]
 
 
 def first_question(tool_input: Mapping[str, Any]) -> str | None:
