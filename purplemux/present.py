@@ -361,7 +361,7 @@ def present(
         wall_at=wall_at,
         wall_window=WALL_WINDOWS.get(s.limit.window or "", "") if s.limit else "",
         tasks=facts["review"] if facts["review"] and facts["tasks"] else facts["tasks"],
-        facts=session_facts.facts_line(_facts_input(s, name, context_window)),
+        facts=session_facts.line_of(facts),
         group=group,
         window=window,
         order=(

@@ -300,6 +300,11 @@ def row_facts(session: Mapping[str, Any]) -> dict[str, Any]:
 
 def facts_line(session: Mapping[str, Any]) -> str:
     """One line: "auto · ctx 75% · $0.60 · 1 task still running" (empty parts left out)."""
-    f = row_facts(session)
-    parts = [f["mode"] or "", f["context_text"], f["cost"], f["retrying"] or f["tasks"]]
+    return line_of(row_facts(session))
+
+
+def line_of(facts: Mapping[str, Any]) -> str:
+    """facts_line() of a session's row_facts(), for a caller that has them."""
+    parts = [facts["mode"] or "", facts["context_text"], facts["cost"]]
+    parts.append(facts["retrying"] or facts["tasks"])
     return " · ".join(p for p in parts if p)
