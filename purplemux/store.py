@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -133,8 +134,22 @@ session and local day, the session's running totals at its last change that day.
 
 
 def local_day(ts: float) -> str:
-    """The local calendar day of a unix time, "YYYY-MM-DD"."""
-    return time.strftime("%Y-%m-%d", time.localtime(ts))
+    """The local calendar day of a unix time, "YYYY-MM-DD".
+
+    Remembered for the quarter hour of `ts` (every zone's offset is a whole number of quarter
+    hours, so a day never starts inside one): each commit asks it for every session with a cost,
+    and `localtime` looks at the zone's file each time."""
+    global _last_day
+    quarter = (math.floor(ts / 900), time.timezone, time.altzone)  # (a tzset() moves them)
+    kept = _last_day
+    if kept[0] == quarter:
+        return kept[1]
+    day = time.strftime("%Y-%m-%d", time.localtime(ts))
+    _last_day = (quarter, day)
+    return day
+
+
+_last_day: tuple[tuple[int, int, int] | None, str] = (None, "")
 
 
 class StoreError(RuntimeError):

@@ -257,11 +257,28 @@ class ControlClient:
         futures = self._write(commands)
         if futures is None:
             return None
+        # tmux answers in order: once the last command's reply is in, every one's is. One
+        # waiter and one timer for the lot (a pane's mark is a command per change of state;
+        # gather, shield and a timeout context cost more than the reply's reading). A caller
+        # that is cancelled leaves the replies to be read and dropped, in their order.
+        last = futures[-1]
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        last.add_done_callback(wake)
+        timer = loop.call_later(COMMAND_TIMEOUT, wake)
         try:
-            async with asyncio.timeout(COMMAND_TIMEOUT):
-                return list(await asyncio.shield(asyncio.gather(*futures)))
-        except TimeoutError:
+            await waiter
+        finally:
+            timer.cancel()
+            last.remove_done_callback(wake)
+        if not last.done():
             return [(False, [])]
+        return [f.result() for f in futures]
 
 
 class TmuxControl:

@@ -10,6 +10,7 @@ See TMUX_CONF for a ready ~/.tmux.conf snippet.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -89,14 +90,21 @@ def mark_commands(
     unset = ["set-option", "-p", "-u", "-t", pane]
     if state is None:
         return [[*unset, OPTION], [*unset, NAME_OPTION], [*unset, AGENT_OPTION]]
-    want = (state, plain(name), agent)
-    had = None if shown is None else (shown[0], plain(shown[1]), shown[2])
+    want = (state, _shown_name(name), agent)
+    had = None if shown is None else (shown[0], _shown_name(shown[1]), shown[2])
     options = (OPTION, NAME_OPTION, AGENT_OPTION)
     return [
         ["set-option", "-p", "-t", pane, option, value] if value else [*unset, option]
         for i, (option, value) in enumerate(zip(options, want, strict=True))
         if had is None or had[i] != value
     ]
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_name(name: str) -> str:
+    """tmux_status.plain(name), remembered: a pane's name rarely changes, and cleaning it took
+    most of a mark's commands (two names per change)."""
+    return plain(name)
 
 
 def tmux_args(
