@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import math
 import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 
 from purplemux import __version__, session_facts
 from purplemux.actions import outcome
 from purplemux.listing import ENDED_LIMIT, ENDED_PAGE, ended_page
+from purplemux.ratelimit_log import RateLimitedLog
 from purplemux.server import hosts
 from purplemux.server.runtime import (
     Runtime,
@@ -28,20 +31,32 @@ from purplemux.sources.trim import trim_strings
 
 router = APIRouter()
 HOOKS = "/api/hooks"
+log = logging.getLogger(__name__)
+cut_short = RateLimitedLog(log, interval=600)
+"""A body cut short is expected (a hook script killed, a client timing out): one short line
+per path and ten minutes, the rest counted in the next one."""
 
 
 async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
-    """The request body: 413 past `limit` bytes."""
+    """The request body: 413 past `limit` bytes; 400 when the client closed before sending it
+    all (nothing is read from it, and the answer goes nowhere)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"body larger than {limit} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"body larger than {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"body larger than {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        path = getattr(request.scope.get("route"), "path", HOOKS)  # its template: few keys
+        cut_short.warning(
+            path, "a request body to %s was cut short (the client closed): ignored", path
+        )
+        raise HTTPException(400, "the body was cut short: the client closed first") from None
     return b"".join(chunks)
 
 
