@@ -650,10 +650,14 @@ class Store:
             )
         return cur.rowcount > 0
 
-    def remove_device(self, device_id: str) -> bool:
-        """Forget one subscription by its id (the settings view's Remove)."""
+    def remove_device(self, device_id: str, login: str | None = None) -> bool:
+        """Forget one subscription by its id (the settings view's Remove; only if it is
+        `login`'s, when given); True if it was there."""
         self.subscriptions_version += 1
-        cur = self.db.execute("DELETE FROM push_subscriptions WHERE id = ?", (device_id,))
+        mine, args = _owned_by(login)
+        cur = self.db.execute(
+            "DELETE FROM push_subscriptions WHERE id = ?" + mine, (device_id, *args)
+        )
         return cur.rowcount > 0
 
     def mark_gone(self, endpoint: str, result: str) -> bool:
@@ -699,18 +703,24 @@ class Store:
         )
         return [json.loads(r[0]) for r in rows]
 
-    def subscription(self, device_id: str) -> dict[str, Any] | None:
-        """One live subscription's JSON by its id; None when unknown or gone."""
+    def subscription(self, device_id: str, login: str | None = None) -> dict[str, Any] | None:
+        """One live subscription's JSON by its id (only if it is `login`'s, when given); None
+        when unknown, gone or another login's."""
+        mine, args = _owned_by(login)
         row = self.db.execute(
-            "SELECT data FROM push_subscriptions WHERE id = ? AND gone_at IS NULL", (device_id,)
+            "SELECT data FROM push_subscriptions WHERE id = ? AND gone_at IS NULL" + mine,
+            (device_id, *args),
         ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def devices(self) -> list[dict[str, Any]]:
-        """Every subscription as the settings view lists it: no keys, only the endpoint's host."""
+    def devices(self, login: str | None = None) -> list[dict[str, Any]]:
+        """Every subscription (only `login`'s, when given) as the settings view lists it: no
+        keys, only the endpoint's host."""
+        mine, args = _owned_by(login)
         rows = self.db.execute(
             "SELECT id, name, endpoint, created_at, last_at, last_result, gone_at"
-            " FROM push_subscriptions ORDER BY created_at"
+            " FROM push_subscriptions WHERE 1" + mine + " ORDER BY created_at",
+            args,
         )
         return [
             {
@@ -728,6 +738,12 @@ class Store:
         """The subscriptions and their logins, with the version they are of (see
         subscriptions_version)."""
         return self.subscriptions_version, self.owned_subscriptions()
+
+
+def _owned_by(login: str | None) -> tuple[str, tuple[str, ...]]:
+    """The clause and parameter that keep a subscription query to `login`'s rows (none for
+    None: every row)."""
+    return ("", ()) if login is None else (" AND login = ?", (login,))
 
 
 def _host(endpoint: str) -> str:

@@ -3,7 +3,8 @@
 Each changes push state or names the user's devices, so each needs an Actor (the token, or a
 page with its page key): a login cookie replayed by another local server must not register a
 device that then receives the user's notifications. A subscription belongs to the login that
-made it and ends with it."""
+made it and ends with it. A page lists, tests and removes only its own login's devices; the
+token (the CLI, whoever holds $PURPLEMUX_HOME/token) every device."""
 
 from __future__ import annotations
 
@@ -112,13 +113,21 @@ async def add_subscription(
     return JSONResponse({"ok": True, "id": device_id, "name": name}, status_code=201)
 
 
+def _owner(actor: Actor) -> str | None:
+    """The login whose devices `actor` may see and change: a page's own; None (every login's)
+    for the token."""
+    return actor.login if actor.via == "page" else None
+
+
 @router.get("/api/push/subscriptions")
 async def list_devices(
     rt: Runtime = Depends(current_runtime), actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
-    """This daemon's subscriptions as devices: name, added, last delivery; no keys, and of the
-    endpoint only the push service's host (those of logins that ended are gone first)."""
-    return {"devices": await _of_live_logins(rt, Store.devices)}
+    """The actor's subscriptions as devices (a page's own login's; the token's every one):
+    name, added, last delivery; no keys, and of the endpoint only the push service's host
+    (those of logins that ended are gone first)."""
+    owner = _owner(actor)
+    return {"devices": await _of_live_logins(rt, lambda s: s.devices(owner))}
 
 
 def _device_id(data: Any) -> str:
@@ -128,12 +137,17 @@ def _device_id(data: Any) -> str:
     return device_id
 
 
-@router.post("/api/push/subscriptions/test", dependencies=[Depends(require_actor)])
-async def test_device(request: Request, rt: Runtime = Depends(current_runtime)) -> dict[str, Any]:
-    """Send a test notification to one device and say what its push service answered; a
-    subscription the service reports gone (404/410) is marked so."""
+@router.post("/api/push/subscriptions/test")
+async def test_device(
+    request: Request,
+    rt: Runtime = Depends(current_runtime),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
+    """Send a test notification to one device (a page: of its own login) and say what its push
+    service answered; a subscription the service reports gone (404/410) is marked so."""
     device_id = _device_id(await read_json(request, MAX_SUBSCRIPTION))
-    sub = await _of_live_logins(rt, lambda s: s.subscription(device_id))
+    owner = _owner(actor)
+    sub = await _of_live_logins(rt, lambda s: s.subscription(device_id, owner))
     if sub is None:
         raise HTTPException(404, "no such device (or its push service dropped it already)")
     sender = WebPushSender(rt.vapid_keys, StoredSubscriptions(rt), tries=1)
@@ -152,17 +166,17 @@ async def remove_subscription(
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     data = await read_json(request, MAX_SUBSCRIPTION)
+    # A page removes its own login's subscriptions; the token any.
+    owner = _owner(actor)
     if isinstance(data, dict) and "id" in data:  # the devices view removes by id
         device_id = _device_id(data)
-        removed = await rt.store.call(lambda s: s.remove_device(device_id))
+        removed = await rt.store.call(lambda s: s.remove_device(device_id, owner))
         if not removed:
             raise HTTPException(404, "no such device")
         return {"ok": True}
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     if not isinstance(endpoint, str) or not _utf8(endpoint):
         raise HTTPException(422, 'send {"endpoint": ...} of the subscription to remove')
-    # A page removes its own login's subscriptions; the token any.
-    owner = actor.login if actor.via == "page" else None
     removed = await rt.store.call(lambda s: s.remove_subscription(endpoint, owner))
     if not removed:
         raise HTTPException(404, "no such subscription")

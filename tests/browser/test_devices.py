@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from purplemux import logins
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, wait_for
+from tests.support.logins import Login
 
 pytestmark = pytest.mark.browser
 
@@ -31,13 +33,21 @@ def service() -> Iterator[FakePushService]:
         yield s
 
 
-def call(d: Daemon, method: str, path: str, body: Any = None, **headers: str) -> Any:
+def call(
+    d: Daemon,
+    method: str,
+    path: str,
+    body: Any = None,
+    as_page: Login | None = None,
+    **headers: str,
+) -> Any:
+    """One request with the token (or, with `as_page`, as that signed-in page: cookie and key)."""
+    auth = as_page.page if as_page else {"Authorization": f"Bearer {d.token}"}
     req = urllib.request.Request(
         d.url + path,
         data=None if body is None else json.dumps(body).encode(),
         method=method,
-        headers={"Authorization": f"Bearer {d.token}", "Content-Type": "application/json"}
-        | headers,
+        headers=auth | {"Content-Type": "application/json"} | headers,
     )
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
@@ -46,12 +56,22 @@ def call(d: Daemon, method: str, path: str, body: Any = None, **headers: str) ->
         return exc.code, json.loads(exc.read() or b"null")
 
 
-def subscribe(d: Daemon, sub: BrowserSubscription, user_agent: str) -> str:
+def subscribe(
+    d: Daemon, sub: BrowserSubscription, user_agent: str, as_page: Login | None = None
+) -> str:
     status, body = call(
-        d, "POST", "/api/push/subscriptions", sub.to_json(), **{"User-Agent": user_agent}
+        d, "POST", "/api/push/subscriptions", sub.to_json(), as_page, **{"User-Agent": user_agent}
     )
     assert status == 201
     return str(body["id"])
+
+
+def signed_in(page: Page) -> Login:
+    """The login of a page signed in by the login link: its cookie and the key it keeps."""
+    [cookie] = [c for c in page.context.cookies() if c.get("name") == logins.COOKIE]
+    key = page.evaluate("async () => (await import('/static/pagekey.js')).pageKey()")
+    assert key
+    return Login(f"{logins.COOKIE}={cookie.get('value')}", str(key))
 
 
 def test_the_list_names_each_device_and_hides_its_secrets(
@@ -82,12 +102,14 @@ def test_the_list_names_each_device_and_hides_its_secrets(
 def test_the_devices_view_tests_marks_gone_and_removes(
     page: Page, daemon: Daemon, service: FakePushService
 ) -> None:
-    phone, old = service.subscribe(), service.subscribe()
-    subscribe(daemon, phone, ANDROID)
-    subscribe(daemon, old, IPHONE)
-    service.answer(old, 410)  # its browser unsubscribed long ago
+    phone, old, elsewhere = service.subscribe(), service.subscribe(), service.subscribe()
     page.goto(f"{daemon.url}/?token={daemon.token}")
     expect(page.locator("#connection")).to_have_attribute("data-connection", "live")
+    login = signed_in(page)
+    subscribe(daemon, phone, ANDROID, login)
+    subscribe(daemon, old, IPHONE, login)
+    service.answer(old, 410)  # its browser unsubscribed long ago
+    other = subscribe(daemon, elsewhere, ANDROID)  # the CLI's: not this page's login
     page.locator(".settings-button").click()
     items = page.locator(".device")
     expect(items).to_have_count(2)
@@ -110,10 +132,14 @@ def test_the_devices_view_tests_marks_gone_and_removes(
 
     gone.locator('[data-device-action="remove"]').click()
     expect(page.locator(".device")).to_have_count(1)
-    devices = call(daemon, "GET", "/api/push/subscriptions")[1]["devices"]
+    devices = call(daemon, "GET", "/api/push/subscriptions", as_page=login)[1]["devices"]
     assert [d["name"] for d in devices] == ["Chrome on Android"]
     items.nth(0).locator('[data-device-action="remove"]').click()
     expect(result).to_have_text("Chrome on Android removed: it gets no more notifications.")
     expect(page.locator(".device")).to_have_count(0)
     expect(page.locator('[data-slot="devices-empty"]')).to_be_visible()
-    assert call(daemon, "GET", "/api/push/subscriptions")[1]["devices"] == []
+    assert call(daemon, "GET", "/api/push/subscriptions", as_page=login)[1]["devices"] == []
+    # The CLI's device was never shown to the page, and is still there.
+    assert [d["id"] for d in call(daemon, "GET", "/api/push/subscriptions")[1]["devices"]] == [
+        other
+    ]
