@@ -6,15 +6,45 @@ hold a login cookie of their own (logins.py): the token itself is never put in a
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from pathlib import Path
+
+UNWRITABLE = frozenset(
+    {
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.ENOTDIR,
+        errno.ENOENT,
+    }
+)
+"""Why a command could not write where it must: a read-only or full disk, a folder it may not
+write, a home that cannot be made."""
 
 
 def ensure_home(home: Path) -> None:
     """Create the daemon home, readable by its owner only."""
     home.mkdir(parents=True, exist_ok=True)
     os.chmod(home, 0o700)
+
+
+def cannot_write(exc: OSError, home: Path) -> str | None:
+    """One line for a file a command could not write: the folder, and the fix (the daemon's
+    home, or the folder of the file, a Claude or Codex one); None for any other error."""
+    if exc.errno not in UNWRITABLE or not isinstance(exc.filename, str):
+        return None
+    path = Path(exc.filename)
+    reason = exc.strerror or type(exc).__name__
+    if path == home or home in path.parents:
+        return (
+            f"cannot write to {home}: {reason}. Make it writable, or set PURPLEMUX_HOME to a "
+            "folder you can write"
+        )
+    return f"cannot write to {path.parent}: {reason} ({path.name}). Make it writable"
 
 
 def write_private(path: Path, text: str) -> None:

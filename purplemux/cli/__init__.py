@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -44,6 +45,19 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run(args, settings, out)
+    except OSError as exc:  # a read-only or full disk: the folder and the fix, no traceback
+        from purplemux.home import cannot_write
+
+        line = cannot_write(exc, settings.home)
+        if line is None:
+            raise
+        print(f"purplemux: {line}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     handler = COMMANDS[args.command]
     if args.command in LIGHT_COMMANDS:
         return handler(args, settings, out)
