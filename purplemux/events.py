@@ -382,7 +382,8 @@ class Answer(Event):
 class Resume(Event):
     """Resume at the reset of the wall `wall_at`: the user arms or cancels it (`by`: page, cli,
     api, or "setting" for PURPLEMUX_RESUME_AT_RESET), or the daemon ("resume-at-reset") is
-    typing, typed the prompt or skipped it (`reason`). Audit, and the session's `resume`."""
+    typing, typed the prompt, skipped it or stopped for the session (`reason`). Audit, and the
+    session's `resume`."""
 
     kind: ClassVar[Kind] = Kind.RESUME
     wall_at: float = 0.0

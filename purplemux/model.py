@@ -103,7 +103,9 @@ class ResumeAtReset:
     it is tied to one wall: `wall_at` is the LimitWall.at it was asked for (a new wall is a new
     question). state: "armed", "cancelled", "typing" (due: the daemon reads the pane and types;
     stored first, so nothing is typed twice), "typed" (done, once), "skipped" (due, but the pane
-    did not allow it: `reason`)."""
+    or the rate limit did not allow it, or the setting armed it at a reset already past:
+    `reason`), "stopped" (the setting's last prompt hit a new wall at once: the setting arms
+    nothing more in the session until the user arms it)."""
 
     wall_at: float
     state: str = "armed"

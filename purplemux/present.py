@@ -260,7 +260,8 @@ class SessionView:
     """Its job (`claude attach <job>`), or ""."""
     resume: str = ""
     """Resume at the reset: "resumes after 22:32" while armed, "not resumed at the reset: why"
-    when it was due and the pane did not allow it, else ""."""
+    when it was due and the pane (or the rate limit) did not allow it, "auto-resume stopped:
+    why" when the setting stopped for the session, else ""."""
     resume_at: float | None = None
     """The reset an armed session resumes after (unix s): each surface shows it in its own
     clock."""
@@ -404,6 +405,8 @@ def _resume_text(s: Session) -> str:
         return f"resumes after {clock_time(s.limit.resets_at, s.limit.at)}"
     if r.state == "skipped":
         return f"not resumed at the reset: {r.reason or 'see the event log'}"
+    if r.state == "stopped":
+        return r.reason or "auto-resume stopped"
     return ""
 
 

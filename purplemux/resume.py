@@ -7,11 +7,18 @@ sits at that wall and nothing moved since, the resumer part (parts/resumer.py) r
 and types `PROMPT` once (resume_pane.py, through the answering desk's checks). The request lives
 on the session (`Session.resume`, set by Resume events) and names its wall, so a new wall is a
 new question and each request is typed at most once.
+
+Nothing types in a loop (issue 37): the setting never types a wall whose reset was already past
+when it armed it (a server clock behind ours, a stale reset: "skip"); a turn purplemux resumed
+that hits a new wall within `AGAIN` seconds stops the setting for that session ("stopped", told
+once) until the user arms it again; and `Budget` lets at most `PER_SESSION` prompts a session
+and `EVERYONE` in all through in their windows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 
 from purplemux.model import LimitWall, ResumeAtReset, Session, State
 
@@ -26,6 +33,17 @@ BY = "resume-at-reset"
 """Who typed it, as the audit event names the daemon's own typing."""
 SETTING = "setting"
 """Who armed it when PURPLEMUX_RESUME_AT_RESET=on did."""
+AGAIN = 300.0
+"""Seconds: a turn purplemux resumed that hits a new wall this soon after the typing hit it "at
+once" (the window had not rolled over): the setting stops for that session."""
+PER_SESSION = (2, 3600.0)
+"""At most 2 prompts into one session an hour (a wall resets hours apart)."""
+EVERYONE = (20, 600.0)
+"""At most 20 prompts in all in ten minutes (sessions of one account share a reset)."""
+PAST = "the reset was already past when the wall was seen (a clock behind, or a stale time)"
+"""Why the setting leaves a wall alone whose reset was past when it armed it."""
+STOPPED = "auto-resume stopped: the turn it resumed hit the usage limit again at once"
+"""Why the setting stops for a session (until the user arms it again)."""
 AT_REST = frozenset({State.REVIEW, State.IDLE})
 """Where a session at a wall sits: its failed turn is a review (dismissed: idle)."""
 
@@ -33,7 +51,9 @@ AT_REST = frozenset({State.REVIEW, State.IDLE})
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What to do about one session now: "none" (not armed), "wait" until `at`, "due" (read
-    the pane and type), or "cancel" (armed, but the session moved: `reason`)."""
+    the pane and type), "cancel" (armed, but the session moved: `reason`) or "skip" (armed by
+    the setting at a reset already past: `reason`); of the setting (`by_setting`): "arm" or
+    "stop" (`reason`)."""
 
     what: str
     at: float | None = None
@@ -130,15 +150,66 @@ def decide(s: Session, now: float) -> Decision:
     at = due_at(s)
     if at is None:
         return Decision("cancel", reason="the limit's reset time is unknown")
+    if r.by == SETTING and s.limit is not None and (s.limit.resets_at or 0.0) <= r.at:
+        return Decision("skip", reason=PAST)
     return Decision("due", at) if now >= at else Decision("wait", at)
 
 
-def arm_by_setting(s: Session) -> bool:
-    """PURPLEMUX_RESUME_AT_RESET=on arms every wall nobody has answered for: a wall the user
-    cancelled (or one already typed or skipped) is left alone."""
-    if s.limit is None or refusal(s) is not None:
+def again_at_once(s: Session) -> bool:
+    """The session sits at a new wall that its turn resumed by purplemux hit within AGAIN
+    seconds of the typing: the window had not rolled over on the server's side."""
+    r, wall = s.resume, s.limit
+    if r is None or wall is None or r.state != "typed" or r.by != BY or for_wall(r, wall):
         return False
-    return not for_wall(s.resume, s.limit)
+    return wall.at - r.at <= AGAIN
+
+
+def by_setting(s: Session) -> Decision:
+    """What PURPLEMUX_RESUME_AT_RESET=on does about `s`: "arm" a wall nobody has answered for
+    (one the user cancelled, or one already typed, skipped or stopped, is left alone), "stop"
+    when purplemux's last prompt hit a new wall at once, or "none"; after a stop it arms
+    nothing in that session until the user arms it."""
+    r = s.resume
+    if s.limit is None or refusal(s) is not None or (r is not None and r.state == "stopped"):
+        return NONE
+    if for_wall(r, s.limit):
+        return NONE
+    if again_at_once(s):
+        return Decision("stop", reason=STOPPED)
+    return Decision("arm")
+
+
+@dataclass
+class Budget:
+    """How many prompts the resumer has typed lately, per session and in all; times are given
+    (unix seconds), so it is pure. `refusal` says why one more may not be typed now."""
+
+    sessions: dict[str, deque[float]] = field(default_factory=dict)
+    everyone: deque[float] = field(default_factory=deque)
+
+    @staticmethod
+    def _recent(times: deque[float], window: float, now: float) -> int:
+        while times and times[0] <= now - window:
+            times.popleft()
+        return len(times)
+
+    def refusal(self, session_id: str, now: float) -> str | None:
+        """Why no prompt may go to `session_id` now (None: it may)."""
+        most, window = PER_SESSION
+        mine = self.sessions.get(session_id, deque())
+        if not self._recent(mine, window, now):
+            self.sessions.pop(session_id, None)  # forgotten once its window has passed
+        elif len(mine) >= most:
+            return "purplemux typed “continue” into it twice in the last hour: no more for now"
+        most, window = EVERYONE
+        if self._recent(self.everyone, window, now) >= most:
+            return f"purplemux typed “continue” {most} times in the last ten minutes: no more now"
+        return None
+
+    def spend(self, session_id: str, at: float) -> None:
+        """A prompt is being typed into `session_id` at `at`."""
+        self.sessions.setdefault(session_id, deque()).append(at)
+        self.everyone.append(at)
 
 
 def next_due(sessions: list[Session]) -> float | None:

@@ -94,7 +94,9 @@ class Settings:
     """Host header names served besides the bound address and localhost (a proxy's name)."""
     resume_at_reset: bool = False
     """PURPLEMUX_RESUME_AT_RESET=on: every session stopped at a usage limit is armed to resume
-    shortly after the reset (Claude's own auto-continue excepted; purplemux.resume)."""
+    shortly after the reset (Claude's own auto-continue excepted; purplemux.resume), never at a
+    reset already past when the wall is seen, and no more in a session whose resumed turn hit
+    the wall again at once (told once)."""
     tmux_tmpdir: str = "/tmp"
     """TMUX_TMPDIR (tmux's own variable): where the default tmux server keeps its socket."""
     account_list: tuple[Account, ...] = ()

@@ -13,7 +13,19 @@ from purplemux.machine import fold
 from purplemux.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
 from purplemux.notify.message import resume_payload
 from purplemux.present import CANCEL_RESUME, RESUME, clock_time, present
-from purplemux.resume import DELAY, arm_by_setting, decide, next_due, refusal
+from purplemux.resume import (
+    AGAIN,
+    DELAY,
+    EVERYONE,
+    PAST,
+    PER_SESSION,
+    STOPPED,
+    Budget,
+    by_setting,
+    decide,
+    next_due,
+    refusal,
+)
 from tests.support.input_pane import LIMITS
 
 WALL = LimitWall("five_hour", resets_at=10_000.0, auto_resume_at=None, at=100.0)
@@ -113,13 +125,97 @@ def test_a_background_job_at_its_wall_can_be_armed_and_stays_armed_with_no_pane(
 
 
 def test_the_setting_arms_each_wall_once_and_leaves_a_cancelled_one_alone() -> None:
-    assert arm_by_setting(AT_WALL)
-    assert not arm_by_setting(ARMED)
+    assert by_setting(AT_WALL).what == "arm"
+    assert by_setting(ARMED).what == "none"
     cancelled = replace(AT_WALL, resume=ResumeAtReset(100.0, "cancelled", "cli", 300.0))
-    assert not arm_by_setting(cancelled)
+    assert by_setting(cancelled).what == "none"
     # The next wall is a new question.
-    assert arm_by_setting(replace(cancelled, limit=replace(WALL, at=500.0)))
-    assert not arm_by_setting(replace(AT_WALL, limit=replace(WALL, auto_resume_at=1.0)))
+    assert by_setting(replace(cancelled, limit=replace(WALL, at=500.0))).what == "arm"
+    assert by_setting(replace(AT_WALL, limit=replace(WALL, auto_resume_at=1.0))).what == "none"
+
+
+def by_the_setting(resets_at: float, armed_at: float) -> Session:
+    """At a wall resetting at `resets_at`, armed by the setting at `armed_at`."""
+    return replace(
+        AT_WALL,
+        limit=replace(WALL, resets_at=resets_at),
+        resume=ResumeAtReset(100.0, "armed", "setting", armed_at),
+    )
+
+
+def test_the_setting_never_types_a_wall_whose_reset_was_past_when_it_armed_it() -> None:
+    now = 20_000.0
+    five_past = by_the_setting(now - 300, now)  # a clock behind ours, or a stale reset
+    for later in (now, now + DELAY, now + 3600):
+        assert (decide(five_past, later).what, decide(five_past, later).reason) == ("skip", PAST)
+    # The reset moved back after the arming (the hook's minute, then the transcript's second).
+    moved_back = replace(five_past, limit=replace(WALL, resets_at=now - 1))
+    assert decide(moved_back, now + DELAY).what == "skip"
+    # A reset still ahead when armed is typed after it, once the delay is over.
+    ahead = by_the_setting(now + 10, now)
+    assert decide(ahead, now + 10 + DELAY - 1).what == "wait"
+    assert decide(ahead, now + 10 + DELAY).what == "due"
+    # The user's own request at a past reset is typed (once: its wall then says typed).
+    users = replace(five_past, resume=ResumeAtReset(100.0, "armed", "page", now))
+    assert decide(users, now).what == "due"
+
+
+def typed_at(at: float, wall_at: float) -> Session:
+    """purplemux typed its prompt at `at`; the session now sits at a new wall begun `wall_at`."""
+    return replace(
+        AT_WALL,
+        limit=replace(WALL, at=wall_at, resets_at=wall_at - 300),
+        resume=ResumeAtReset(100.0, "typed", "resume-at-reset", at),
+    )
+
+
+def test_a_resumed_turn_at_a_new_wall_at_once_stops_the_setting_for_the_session() -> None:
+    at_once = typed_at(10_060.0, 10_062.0)
+    assert (by_setting(at_once).what, by_setting(at_once).reason) == ("stop", STOPPED)
+    assert by_setting(typed_at(10_060.0, 10_060.0 + AGAIN)).what == "stop"
+    assert by_setting(typed_at(10_060.0, 10_061.0 + AGAIN)).what == "arm"  # a turn ran
+    # The user typed it (or the user's own request did): no stop, only purplemux's own.
+    users = replace(at_once, resume=replace(at_once.resume, by="page"))  # type: ignore[arg-type]
+    assert by_setting(users).what == "arm"
+    stopped = replace(
+        at_once, resume=ResumeAtReset(10_062.0, "stopped", "resume-at-reset", 10_063.0, STOPPED)
+    )
+    assert by_setting(stopped).what == "none"
+    later = replace(stopped, limit=replace(WALL, at=50_000.0, resets_at=60_000.0))
+    assert by_setting(later).what == "none"  # every later wall too, until the user arms it
+    assert refusal(stopped) is None and refusal(later) is None
+    assert RESUME in present(stopped).actions
+    assert present(stopped).resume == STOPPED
+    payload = resume_payload(stopped)
+    assert payload is not None and "auto-resume stopped" in payload["title"]
+    assert payload["body"].startswith(STOPPED)
+
+
+def test_a_session_gets_at_most_two_prompts_an_hour() -> None:
+    budget = Budget()
+    most, window = PER_SESSION
+    assert (most, window) == (2, 3600.0)
+    for at in (0.0, 10.0):
+        assert budget.refusal("s1", at) is None
+        budget.spend("s1", at)
+    why = budget.refusal("s1", 20.0)
+    assert why is not None and "twice in the last hour" in why
+    assert budget.refusal("s1", 3599.0) is not None
+    assert budget.refusal("s2", 20.0) is None  # another session has its own
+    assert budget.refusal("s1", 3600.5) is None  # the first has left the hour
+
+
+def test_at_most_twenty_prompts_in_all_in_ten_minutes() -> None:
+    budget = Budget()
+    most, window = EVERYONE
+    assert (most, window) == (20, 600.0)
+    for n in range(most):
+        assert budget.refusal(f"s{n}", float(n)) is None
+        budget.spend(f"s{n}", float(n))
+    why = budget.refusal("another", 30.0)
+    assert why is not None and "20 times in the last ten minutes" in why
+    assert budget.refusal("another", 599.0) is not None
+    assert budget.refusal("another", 600.5) is None  # s0's prompt has left the window
 
 
 def test_the_row_offers_the_button_says_it_is_armed_and_offers_cancelling() -> None:
@@ -222,6 +318,6 @@ def test_a_wall_folded_again_from_an_earlier_report_keeps_its_request() -> None:
     # A request about the wall before the last prompt is never about the new one.
     new_wall = replace(AT_WALL, limit=replace(WALL, at=300.0), state_since=300.0)
     old = replace(new_wall, resume=ResumeAtReset(100.5, "cancelled", "api", 150.0))
-    assert arm_by_setting(old) is True
+    assert by_setting(old).what == "arm"
     stale = replace(new_wall, resume=ResumeAtReset(100.5, "armed", "api", 150.0))
     assert decide(stale, 10_000.0 + DELAY).reason == "the session moved on from its limit"

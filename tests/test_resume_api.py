@@ -187,16 +187,20 @@ def test_a_new_prompt_cancels_an_armed_resume(tmp_path: Path) -> None:
             d.stop()
 
 
-def test_the_setting_arms_every_wall(tmp_path: Path) -> None:
-    past = time.time() - 120
+def test_the_setting_arms_every_wall_whose_reset_is_ahead(tmp_path: Path) -> None:
+    """A wall whose reset is still ahead is armed by the setting and waits for it (one already
+    past is never typed by the setting: tests/test_resume_bounds.py)."""
+    future = time.time() + 3600
     with input_pane(tmp_path / "a") as pane:
         d = Daemon.under(tmp_path, PURPLEMUX_RESUME_AT_RESET="on").start()
         try:
-            at_wall(d, "s1", pane, past, tmp_path)
-            walled(d, "s1", past)
+            at_wall(d, "s1", pane, future, tmp_path)
+            walled(d, "s1", future)
             armed = final(d, "s1", "armed")
-            assert armed["by"] == "setting"
-            final(d, "s1", "typed")
-            assert pane.lines_sent() == ["continue"]
+            assert (armed["by"], armed["source"]) == ("setting", "user")
+            said = f"resumes after {clock_time(int(future), time.time())}"
+            s1 = wait_for(lambda: (s := d.session("s1")) and s["view"]["resume"] == said and s)
+            assert "cancel-resume" in s1["view"]["actions"]
+            assert pane.lines_sent() == []
         finally:
             d.stop()

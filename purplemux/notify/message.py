@@ -74,15 +74,19 @@ def resume_payload(
     session: Session, origin: Origin = LOCAL, named: frozenset[str] = frozenset()
 ) -> dict[str, Any] | None:
     """The push for resume at the reset, once it happened: typed ("resumed after the usage
-    limit's reset") or skipped with its reason; None for anything else (armed, cancelled)."""
+    limit's reset"), skipped with its reason, or auto-resume stopped for the session (told
+    once: the setting arms nothing more there); None for anything else (armed, cancelled)."""
     r = session.resume
-    if r is None or r.state not in ("typed", "skipped"):
+    if r is None or r.state not in ("typed", "skipped", "stopped"):
         return None
     v = present(session, origin, named_accounts=named)
     head = f"{who(v.agent_label, v.account)} · {v.name}"
     if r.state == "typed":
         what = "resumed after the usage limit's reset"
         text = f"typed “continue” in {v.where}"
+    elif r.state == "stopped":
+        what = "auto-resume stopped"
+        text = f"{r.reason or 'see the event log'} — {v.where}"
     else:
         what = "not resumed at the reset"
         text = f"{r.reason or 'see the event log'} — {v.where}"

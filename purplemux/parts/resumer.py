@@ -1,10 +1,13 @@
 """The resumer part: one timer at the earliest armed reset; types the resume prompt once.
 
-It holds no state of its own beyond which sessions to look at: the request is the session's
-(`Session.resume`, set by Resume events), so a restart picks it up where it was. While nothing
-is armed it waits on the engine's changes only (no timer, no polling). What it does is recorded
-as a Resume event by "resume-at-reset": typed, skipped with the reason, or cancelled because the
-session moved; the notifier pushes the typed and skipped ones.
+It holds no state of its own beyond which sessions to look at and when it typed lately (the
+rate limit, `resume.Budget`, seeded from the sessions' last prompts at a start): the request is
+the session's (`Session.resume`, set by Resume events), so a restart picks it up where it was.
+While nothing is armed it waits on the engine's changes only (no timer, no polling). What it
+does is recorded as a Resume event by "resume-at-reset": typed, skipped with the reason (a reset
+already past when the setting armed it, or the rate limit), cancelled because the session
+moved, or stopped (the setting's prompt hit the wall again at once); the notifier pushes the
+typed, skipped and stopped ones.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ log = logging.getLogger(__name__)
 def _watched(s: Session) -> bool:
     """Worth a look: at a wall (the setting may arm it) or armed."""
     return s.limit is not None or resume.pending(s) is not None
+
+
+def _typed(s: Session) -> tuple[float, str] | None:
+    """When the resumer last typed (or began typing) into `s`, with its id; None: never."""
+    r = s.resume
+    if r is None or r.by != resume.BY or r.state not in ("typing", "typed"):
+        return None
+    return (r.at, s.id)
 
 
 async def _record(
@@ -95,7 +106,20 @@ async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:
     await _record(rt, s, wall_at, "typed", resume.BY, text=typed.text, confirmed=typed.confirmed)
 
 
-async def _round(rt: Runtime, ids: set[str]) -> float | None:
+async def _by_setting(rt: Runtime, s: Session) -> Session:
+    """PURPLEMUX_RESUME_AT_RESET=on: arm the session's new wall, or stop for the session."""
+    said = resume.by_setting(s)
+    if s.limit is None or said.what == "none":
+        return s
+    if said.what == "stop":
+        log.warning("resume at reset of %s stopped: %s", s.id, said.reason)
+        await _record(rt, s, s.limit.at, "stopped", resume.BY, reason=said.reason)
+    else:
+        await _record(rt, s, s.limit.at, "armed", resume.SETTING)
+    return rt.engine.sessions[s.id]
+
+
+async def _round(rt: Runtime, ids: set[str], budget: resume.Budget) -> float | None:
     """Arm, cancel or fire what is due among `ids`; the next due time (None: nothing armed)."""
     for sid in sorted(ids):
         s = rt.engine.sessions.get(sid)
@@ -103,16 +127,23 @@ async def _round(rt: Runtime, ids: set[str]) -> float | None:
             ids.discard(sid)
             continue
         typable = registry.get(s.agent).input_box is not None
-        if rt.settings.resume_at_reset and typable and s.limit and resume.arm_by_setting(s):
-            await _record(rt, s, s.limit.at, "armed", resume.SETTING)
-            s = rt.engine.sessions[sid]
-        decision = resume.decide(s, time.time())
+        if rt.settings.resume_at_reset and typable:
+            s = await _by_setting(rt, s)
+        now = time.time()
+        decision = resume.decide(s, now)
         request = resume.pending(s)
         if request is None:
             continue
+        why = decision.reason
+        if decision.what == "due" and (over := budget.refusal(sid, now)) is not None:
+            decision, why = resume.Decision("skip"), over
         if decision.what == "cancel":
-            await _record(rt, s, request.wall_at, "cancelled", resume.BY, reason=decision.reason)
+            await _record(rt, s, request.wall_at, "cancelled", resume.BY, reason=why)
+        elif decision.what == "skip":
+            log.info("resume at reset of %s skipped: %s", sid, why)
+            await _record(rt, s, request.wall_at, "skipped", resume.BY, reason=why)
         elif decision.what == "due":
+            budget.spend(sid, now)
             await _fire(rt, s, request.wall_at)
     return resume.next_due([s for sid in ids if (s := rt.engine.sessions.get(sid)) is not None])
 
@@ -121,6 +152,9 @@ async def resumer(rt: Runtime) -> None:
     """Wake on a change of a session at a wall or armed, or when the earliest reset is due."""
     wake = asyncio.Event()
     ids = {s.id for s in rt.engine.sessions.values() if _watched(s)}
+    budget = resume.Budget()
+    for at, sid in sorted(t for s in rt.engine.sessions.values() if (t := _typed(s))):
+        budget.spend(sid, at)  # the last prompt of each session before a restart counts
 
     def on_change(session: Session) -> None:
         if _watched(session) or session.id in ids:
@@ -131,7 +165,7 @@ async def resumer(rt: Runtime) -> None:
     try:
         while True:
             wake.clear()
-            due = await _round(rt, ids)
+            due = await _round(rt, ids, budget)
             timeout = None if due is None else max(0.0, due - time.time())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout)
