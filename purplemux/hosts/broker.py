@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # redis is imported when a broker is configured (about 10 MB 
 
 from purplemux.actions import Outcome
 from purplemux.hosts.remote import MAX_HOST_ROWS, MAX_HOSTS, RemoteView, Row
-from purplemux.hosts.rows import MAX_ROW_BYTES
+from purplemux.hosts.rows import MAX_ROW_BYTES, beat_time
 
 log = logging.getLogger(__name__)
 
@@ -161,8 +161,7 @@ class BrokerLink:
             raise BrokerUnavailable(f"the broker failed: {exc}") from None
         if answer is None:
             raise BrokerUnavailable(f"host {host!r} did not answer within {COMMAND_TIMEOUT:g}s")
-        data = json.loads(answer[1])
-        return Outcome(int(data.get("status", 500)), dict(data.get("body") or {}))
+        return _reply(host, str(answer[1]))
 
     def owner_of(self, session_id: str) -> str | None:
         """The other host that owns a session, or None (ours, or unknown)."""
@@ -231,6 +230,7 @@ class BrokerLink:
             self.url,
             password=self.password,
             decode_responses=True,
+            encoding_errors="replace",  # bytes that are not UTF-8 (anyone's) read as U+FFFD
             socket_connect_timeout=3,
             socket_timeout=BLOCK_MS / 1000 + COMMAND_TIMEOUT + 5,
             retry=Retry(NoBackoff(), 0),
@@ -379,7 +379,7 @@ class BrokerLink:
             at = float(fields.get("at", "0"))
         except ValueError:
             at = 0.0
-        if self.clock() - at > COMMAND_TTL or "id" not in fields:
+        if not self.clock() - at <= COMMAND_TTL or "id" not in fields:  # NaN: too old
             return
         job = asyncio.create_task(self._answer(client, fields))
         self._jobs.add(job)
@@ -443,7 +443,7 @@ class BrokerLink:
         beats = await client.mget([alive_key(h) for h in hosts])
         now = self.clock()
         for host, beat in zip(hosts, beats, strict=True):
-            self.view.presence(host, _float(None if beat is None else str(beat)), now)
+            self.view.presence(host, beat_time(None if beat is None else str(beat)), now)
 
     def _queue(self, item: tuple[str, str, str, bool]) -> None:
         if not self._accepting:
@@ -485,20 +485,30 @@ def _entries(answer: Any) -> list[tuple[str, list[tuple[str, dict[str, str]]]]]:
 
 
 def _loads(text: str) -> dict[str, Any] | None:
+    """A JSON object, or None: not JSON, not an object, or nested past Python's stack."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def _float(text: str | None) -> float | None:
-    if text is None:
-        return None
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _reply(host: str, text: str) -> Outcome:
+    """The owning host's answer to a command as the API returns it; 502 for anything but a
+    status (200-599) and a JSON object of a body (no NaN: the page could not read it)."""
     try:
-        return float(text)
-    except ValueError:
-        return None
+        data = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        data = None
+    status = data.get("status") if isinstance(data, dict) else None
+    body = data.get("body") if isinstance(data, dict) else None
+    if type(status) is not int or not 200 <= status <= 599 or not isinstance(body, dict):
+        return Outcome(502, {"error": f"host {host[:80]!r} sent an answer that is not one"})
+    return Outcome(status, body)
 
 
 def _safe(url: str) -> str:

@@ -213,11 +213,14 @@ class RemoteView:
         return self.hosts.setdefault(host, HostState())
 
     def _checked(self, host: str, data: Mapping[str, Any]) -> Row | None:
+        """The checked row, or None (refused, logged once): whatever is wrong with it, even
+        what no check foresaw, skips the row and never leaves here."""
         try:
             return check_row(data)
-        except BadRow as exc:
+        except Exception as exc:
+            why = str(exc) if isinstance(exc, BadRow) else f"unreadable ({type(exc).__name__})"
             sid = data.get("id") if isinstance(data, Mapping) else None
-            self.refuse(host, sid if isinstance(sid, str) else "?", str(exc))
+            self.refuse(host, sid if isinstance(sid, str) else "?", why)
             return None
 
     def _unshadowed(self, host: str, sid: str) -> bool:

@@ -8,7 +8,6 @@ in present(), the CLI or the page. Unknown fields (a newer host's) are dropped, 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +23,10 @@ MAX_TEXT = 2000
 MAX_WORD = 300
 MAX_TASKS = 64
 """Background tasks in one row (a host keeps 32)."""
+MAX_NUMBER = 1e15
+"""Largest count, size or amount a row may carry."""
+MAX_TIME = 4_102_444_800.0
+"""Latest time (unix seconds, 2100-01-01) a row may carry: any clock can show it."""
 
 
 class BadRow(ValueError):
@@ -46,18 +49,24 @@ def _text(limit: int, optional: bool = True) -> Check:
     return check
 
 
-def _number(optional: bool = False, integer: bool = False) -> Check:
+def _number(optional: bool = False, integer: bool = False, top: float = MAX_NUMBER) -> Check:
     def check(name: str, value: Any) -> Any:
         if value is None and optional:
             return None
         kinds = (int,) if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, kinds):
             raise BadRow(f"{name} is {type(value).__name__}, not a number")
-        if not math.isfinite(value) or value < 0 or value > 1e15:
+        # Compared, never converted: a 400-digit int has no float; NaN fails every comparison.
+        if not 0 <= value <= top:
             raise BadRow(f"{name} is out of range")
         return value
 
     return check
+
+
+def _time(optional: bool = False) -> Check:
+    """Unix seconds, from 1970 to MAX_TIME."""
+    return _number(optional, top=MAX_TIME)
 
 
 def _flag(optional: bool = False) -> Check:
@@ -73,7 +82,7 @@ def _flag(optional: bool = False) -> Check:
 
 def _one_of(values: frozenset[str]) -> Check:
     def check(name: str, value: Any) -> Any:
-        if value not in values:
+        if not isinstance(value, str) or value not in values:
             raise BadRow(f"{name} is not one of {', '.join(sorted(values))}")
         return value
 
@@ -117,7 +126,7 @@ def _session_id(name: str, value: Any) -> Any:
 FIELDS: dict[str, Check] = {
     "id": _session_id,
     "state": _one_of(frozenset(s.value for s in State)),
-    "state_since": _number(),
+    "state_since": _time(),
     "alive": _flag(optional=True),
     "ended": _flag(),
     "cwd": _text(MAX_PATH),
@@ -133,7 +142,7 @@ FIELDS: dict[str, Check] = {
     ),
     "transcript_path": _text(MAX_PATH),
     "seq": _number(integer=True),
-    "last_event": _object({"name": _text(MAX_WORD, optional=False), "at": _number()}),
+    "last_event": _object({"name": _text(MAX_WORD, optional=False), "at": _time()}),
     "current_tool": _text(MAX_WORD),
     "waiting_for": _text(MAX_TEXT),
     "snippet": _text(MAX_TEXT),
@@ -144,7 +153,7 @@ FIELDS: dict[str, Check] = {
     "model": _text(MAX_WORD),
     "compacting": _flag(),
     "error": _text(MAX_TEXT),
-    "updated_at": _number(),
+    "updated_at": _time(),
     "name": _text(MAX_TEXT),
     "title": _text(MAX_TEXT),
     "permission_mode": _text(MAX_WORD),
@@ -179,17 +188,17 @@ FIELDS: dict[str, Check] = {
     "limit": _object(
         {
             "window": _text(MAX_WORD),
-            "resets_at": _number(optional=True),
-            "auto_resume_at": _number(optional=True),
-            "at": _number(),
+            "resets_at": _time(optional=True),
+            "auto_resume_at": _time(optional=True),
+            "at": _time(),
         }
     ),
     "resume": _object(
         {
-            "wall_at": _number(),
+            "wall_at": _time(),
             "state": _text(MAX_WORD, optional=False),
             "by": _text(MAX_WORD, optional=False),
-            "at": _number(),
+            "at": _time(),
             "reason": _text(MAX_TEXT),
         }
     ),
@@ -221,6 +230,16 @@ def check_row(data: Any) -> dict[str, Any]:
         value = data.get(name, DEFAULTS.get(name))
         out[name] = check(name, value)
     return out
+
+
+def beat_time(text: str | None) -> float | None:
+    """A heartbeat's time from the broker; None (no beat: the host shows offline) for anything
+    but unix seconds a row may carry."""
+    try:
+        beat = float(text) if text is not None else None
+    except (ValueError, OverflowError):
+        return None
+    return beat if beat is not None and 0 <= beat <= MAX_TIME else None
 
 
 def host_name_ok(host: object) -> bool:
