@@ -107,6 +107,7 @@ def test_a_resumed_turn_that_hits_the_wall_again_at_once_stops_auto_resume_with_
             # s2's wall comes after s1's third: once s2's outcome shows, the resumer has looked
             # at s1's third wall too (one round looks at every session at a wall, in id order).
             at_wall(d, "s2", other, past, tmp_path)
+            walled(d, "s2", past)
             outcomes(d, "s2", 1)
             states = [(e["state"], e["by"]) for e in resume_events(d, "s1")]
             assert states == [
