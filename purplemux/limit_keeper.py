@@ -68,8 +68,8 @@ class LimitKeeper:
         for record in records:
             try:
                 self.board.offer(Reading.from_record(record))
-            except (KeyError, TypeError, ValueError):
-                continue  # a record of another version: the next reading replaces it
+            except (KeyError, TypeError, ValueError, ArithmeticError):
+                continue  # another version's, or one no clock shows: the next one replaces it
         self.engine.limits_listener = self._from_transcript
         self.engine.feed.snapshot_limits = self.to_json
 

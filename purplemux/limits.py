@@ -24,6 +24,10 @@ from purplemux.model import RateLimits
 
 FIVE_HOUR_MINUTES = 300
 SEVEN_DAY_MINUTES = 10080
+EARLIEST = 1_000_000_000.0
+"""Earliest reset taken (unix seconds, 2001-09-09)."""
+LATEST = 4_102_444_800.0
+"""Latest reset taken (unix seconds, 2100-01-01): every clock and page can show it."""
 
 
 class ReadingError(ValueError):
@@ -67,12 +71,16 @@ class Reading:
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Reading:
+        """A stored reading; ValueError for one that cannot be shown (see _window_of)."""
+        at = data["at"]
+        if not _number(at) or not 0 <= at <= LATEST:
+            raise ValueError("at is not a time a clock shows")
         return cls(
             agent=str(data["agent"]),
             account=str(data["account"]),
             five_hour=_window_of(data.get("five_hour")),
             seven_day=_window_of(data.get("seven_day")),
-            at=float(data["at"]),
+            at=float(at),
         )
 
     def to_json(self, now: float) -> dict[str, Any]:
@@ -91,13 +99,16 @@ def _window_record(w: Window | None) -> dict[str, Any] | None:
 
 
 def _window_of(data: object) -> Window | None:
+    """A stored window; ValueError for one no clock or page can show (an older version
+    stored what it was sent): the reading is skipped until the account's next one."""
     if not isinstance(data, Mapping):
         return None
-    return Window(float(data["used_percent"]), _opt_float(data.get("resets_at")))
-
-
-def _opt_float(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    used, resets = data.get("used_percent"), data.get("resets_at")
+    if not _number(used) or not 0 <= used <= 100:  # type: ignore[operator]
+        raise ValueError("used_percent is not a number from 0 to 100")
+    if resets is not None and not unix_time(resets):
+        raise ValueError("resets_at is not a time a clock shows")
+    return Window(float(used), None if resets is None else float(resets))  # type: ignore[arg-type]
 
 
 def _window_json(w: Window | None, now: float) -> dict[str, Any] | None:
@@ -156,16 +167,26 @@ def _statusline_window(value: object, name: str) -> Window | None:
     if not isinstance(value, Mapping):
         raise ReadingError(f"rate_limits.{name} must be an object")
     used = value.get("used_percentage")
-    if not _number(used) or not 0 <= float(used) <= 100:  # type: ignore[arg-type]
+    if not _number(used) or not 0 <= used <= 100:  # type: ignore[operator]
         raise ReadingError(f"rate_limits.{name}.used_percentage must be a number from 0 to 100")
     resets = value.get("resets_at")
-    if resets is not None and not (_number(resets) and float(resets) > 0):
-        raise ReadingError(f"rate_limits.{name}.resets_at must be unix seconds")
+    if resets is not None and not unix_time(resets):
+        raise ReadingError(f"rate_limits.{name}.resets_at must be unix seconds (2001 to 2100)")
     return Window(float(used), None if resets is None else float(resets))  # type: ignore[arg-type]
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite JSON number (compared, never converted: a 400-digit int has no float)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and -math.inf < value < math.inf
+    )
+
+
+def unix_time(value: object) -> bool:
+    """Whether a reset is unix seconds from EARLIEST to LATEST."""
+    return _number(value) and EARLIEST <= value <= LATEST  # type: ignore[operator]
 
 
 def from_rate_limits(limits: RateLimits, agent: str, account: str, at: float) -> Reading | None:
@@ -186,6 +207,7 @@ def from_rate_limits(limits: RateLimits, agent: str, account: str, at: float) ->
         slot = {FIVE_HOUR_MINUTES: "5h", SEVEN_DAY_MINUTES: "7d"}.get(minutes or 0)
         if slot is None and minutes is not None:
             continue  # another window length: not one the gauge has
+        resets = resets if unix_time(resets) else None  # one no clock shows: left out
         slots.setdefault(slot or default, Window(max(0.0, min(100.0, percent)), resets))
     if not slots:
         return None
@@ -259,8 +281,12 @@ class Board:
 
 
 def clock(ts: float, now: float) -> str:
-    """A reset time in local time: "22:32" today, else "Dec 4 22:32"."""
-    t, n = time.localtime(ts), time.localtime(now)
+    """A reset time in local time: "22:32" today, else "Dec 4 22:32" ("" for a time no clock
+    shows)."""
+    try:
+        t, n = time.localtime(ts), time.localtime(now)
+    except (OverflowError, ValueError, OSError):
+        return ""
     if (t.tm_year, t.tm_yday) == (n.tm_year, n.tm_yday):
         return time.strftime("%H:%M", t)
     return time.strftime("%b ", t) + str(t.tm_mday) + time.strftime(" %H:%M", t)
@@ -272,9 +298,19 @@ def window_text(name: str, w: Mapping[str, Any] | None, now: float) -> str:
         return ""
     if w.get("reset"):
         return f"{name} reset"
-    text = f"{name} {round(float(w['used_percent']))}%"
+    used = _percent(w.get("used_percent"))
+    if used is None:
+        return ""
     resets = w.get("resets_at")
-    return text + (f" (resets {clock(float(resets), now)})" if resets else "")
+    when = clock(float(resets), now) if unix_time(resets) else ""  # type: ignore[arg-type]
+    return f"{name} {used}%" + (f" (resets {when})" if when else "")
+
+
+def _percent(value: object) -> int | None:
+    """A window's use as shown (0..100), or None for one that is not a number."""
+    if not _number(value) or not 0 <= value <= 100:  # type: ignore[operator]
+        return None
+    return round(float(value))  # type: ignore[arg-type]
 
 
 def line(reading: Mapping[str, Any], now: float) -> str:
@@ -294,8 +330,8 @@ def short(readings: Iterable[Mapping[str, Any]]) -> str:
         bits = [str(r.get("account") or r.get("agent"))]
         for name, key in (("5h", "five_hour"), ("7d", "seven_day")):
             w = r.get(key)
-            if w:
-                used = 0 if w.get("reset") else round(float(w["used_percent"]))
+            used = (0 if w.get("reset") else _percent(w.get("used_percent"))) if w else None
+            if used is not None:
                 bits.append(f"{name}{used}%")
         out.append(" ".join(bits))
     return " · ".join(out)

@@ -230,3 +230,51 @@ def test_status_watch_follows_the_feeds_limits() -> None:
     assert follower.take(message) is Step.CHANGED
     assert render_limits(follower.limits, NOW) == "\nlimits  claude/claude  5h 42%\n"
     assert follower.take({"type": "limits", "seq": 7, "limits": []}) is Step.RESYNC  # a gap
+
+
+@pytest.mark.parametrize("resets", [1e18, 10**400, 1e11, 999_999_999, float("inf"), -1])
+def test_a_reset_no_clock_shows_is_refused_from_claude_and_dropped_from_codex(
+    resets: float,
+) -> None:
+    data = {"rate_limits": {"five_hour": {"used_percentage": 4, "resets_at": resets}}}
+    with pytest.raises(ReadingError, match=r"five_hour\.resets_at must be unix seconds"):
+        from_statusline(data, "claude", "claude", NOW)
+    limits = RateLimits(primary_percent=4, primary_window_minutes=300, primary_resets_at=resets)
+    r = from_rate_limits(limits, "codex", "codex", NOW)
+    assert r is not None and r.five_hour == Window(4.0, None)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"used_percent": 42, "resets_at": 1e18},
+        {"used_percent": 42, "resets_at": 10**400},
+        {"used_percent": float("nan"), "resets_at": None},
+        {"used_percent": float("inf")},
+        {"used_percent": 420},
+        {"used_percent": "42"},
+    ],
+)
+def test_a_stored_reading_no_clock_or_page_can_show_is_not_read_back(record: Any) -> None:
+    stored = {"agent": "claude", "account": "claude", "five_hour": record, "at": NOW}
+    with pytest.raises(ValueError):
+        Reading.from_record(json.loads(json.dumps(stored)))
+
+
+def test_the_cli_line_and_tmux_text_never_fail_on_a_reading_they_cannot_show() -> None:
+    """What a daemon of another version may serve: the line leaves out what it cannot show."""
+    odd = {
+        "agent": "claude",
+        "account": "claude",
+        "five_hour": {"used_percent": 42, "resets_at": 1e18, "reset": False},
+        "seven_day": {"used_percent": float("nan"), "resets_at": NOW + 60, "reset": False},
+    }
+    assert line(odd, NOW) == "claude/claude  5h 42%"
+    assert short([odd]) == "claude 5h42%"
+
+
+@pytest.mark.parametrize("at", [float("nan"), 10**400, 1e18, "soon"])
+def test_a_stored_reading_at_no_time_is_not_read_back(at: Any) -> None:
+    stored = {"agent": "claude", "account": "claude", "five_hour": None, "at": at}
+    with pytest.raises(ValueError):
+        Reading.from_record(json.loads(json.dumps(stored)))

@@ -167,3 +167,84 @@ async def test_a_codex_rollouts_rate_limits_become_its_accounts_reading(tmp_path
         await task
         keeper.stop()
         await store.close()
+
+
+FAR = 1e18
+"""A reset no clock shows (year 31 billion): Claude never sends it; `status` once failed on it."""
+
+
+def bad_statusline(five_resets: Any) -> bytes:
+    data = json.loads(statusline_input(42, 81))
+    data["rate_limits"]["five_hour"]["resets_at"] = five_resets
+    return json.dumps(data).encode()
+
+
+def test_a_reset_no_clock_shows_is_refused_and_status_still_works(daemon: Daemon) -> None:
+    for resets in (FAR, 10**400, -5, 1e11):
+        code, answer = post(daemon, bad_statusline(resets))
+        assert code == 422 and "five_hour.resets_at must be unix seconds" in answer["error"]
+    assert daemon.api("GET", "/api/limits") == []  # nothing taken
+    status = daemon.cli("status")
+    assert status.returncode == 0, status.stderr
+    assert "limits" not in status.stdout
+    # A good reading after: shown, with its real reset; the bad one after it changes nothing.
+    assert post(daemon, statusline_input(42, 81))[0] == 200
+    assert post(daemon, bad_statusline(FAR))[0] == 422
+    (kept,) = daemon.api("GET", "/api/limits")
+    assert kept["five_hour"]["resets_at"] == RESET_5H
+    status = daemon.cli("status")
+    assert status.returncode == 0, status.stderr
+    assert "limits  claude/claude  5h 42% (resets " in status.stdout
+
+
+def test_a_bad_reading_stored_by_an_older_version_is_skipped_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """Readings an older version stored (written here straight into SQLite): the ones no clock
+    or page can show are skipped on load; `status` works and the good one still shows."""
+    import sqlite3
+
+    d = Daemon.under(tmp_path).start()
+    try:
+        assert post(d, statusline_input(10, 20))[0] == 200
+        d.stop()
+        now = time.time()
+
+        def reading(agent: str, account: str, five: Any, seven: Any = None) -> str:
+            data = {"agent": agent, "account": account, "five_hour": five, "seven_day": seven}
+            return json.dumps({**data, "at": now})
+
+        bad = {
+            ("claude", "claude"): reading(
+                "claude", "claude", {"used_percent": 42, "resets_at": FAR}
+            ),
+            ("claude", "huge"): reading(
+                "claude", "huge", {"used_percent": 1, "resets_at": 10**400}
+            ),
+            ("claude", "nan"): reading("claude", "nan", {"used_percent": float("nan")}),
+            ("codex", "inf"): reading(
+                "codex", "inf", None, {"used_percent": 5, "resets_at": 1e400}
+            ),
+        }
+        good = reading("codex", "codex", {"used_percent": 7, "resets_at": RESET_5H})
+        with sqlite3.connect(d.home / "state.db") as db:
+            for (agent, account), text in [*bad.items(), (("codex", "codex"), good)]:
+                db.execute(
+                    "INSERT OR REPLACE INTO limits (agent, account, reading, at) VALUES (?,?,?,?)",
+                    (agent, account, text, now),
+                )
+        d.start()
+        status = d.cli("status")
+        assert status.returncode == 0, status.stderr
+        assert "codex/codex  5h 7% (resets " in status.stdout
+        assert "claude/" not in status.stdout and "inf" not in status.stdout
+        assert [(r["agent"], r["account"]) for r in d.api("GET", "/api/limits")] == [
+            ("codex", "codex")
+        ]
+        tmux = d.cli("tmux-status", "--format", "[{limits}]")
+        assert (tmux.returncode, tmux.stdout) == (0, "[codex 5h7%]\n"), tmux.stderr
+        # The next good reading of the account replaces the skipped one.
+        assert post(d, statusline_input(11, 20))[1]["changed"] is True
+        assert "limits  claude/claude  5h 11% (resets " in d.cli("status").stdout
+    finally:
+        d.stop()
