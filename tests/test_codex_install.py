@@ -107,6 +107,18 @@ def test_command_names_the_home_the_agent_and_the_script() -> None:
     assert odd.startswith("PURPLEMUX_HOME='/odd home'\"'\"'s' PURPLEMUX_AGENT=codex ")
     assert ci.is_ours({"type": "command", "command": odd})
     assert not ci.is_ours({"type": "command", "command": "/home/dev/bin/status-hook.sh"})
+    # Only the exact line: not a look-alike, not ours with a word more or a home that differs.
+    for other in (
+        "/home/dev/.purplemux/status-hook.sh",  # Claude's form: never written into hooks.json
+        "/opt/purplemux/status-hook.sh",
+        CMD + " ",
+        CMD.replace("codex", "claude"),
+        CMD.replace("/home/dev/.purplemux/status", "/home/dev/other/status"),
+        CMD.replace("=/home/dev/.purplemux ", "='/home/dev/.purplemux' "),  # quoted otherwise
+        "true; " + CMD,
+        "PURPLEMUX_HOME='unclosed PURPLEMUX_AGENT=codex x/status-hook.sh",
+    ):
+        assert not ci.is_ours({"type": "command", "command": other}), other
 
 
 def test_fresh_install_writes_all_14_events_trusted_and_uninstall_removes_the_files(
@@ -342,11 +354,13 @@ def test_an_installed_hooks_json_in_a_layout_of_its_own_is_left_alone(tmp_path: 
 
 
 def test_ours_inside_a_user_group_is_replaced_there_and_removed_from_there(tmp_path: Path) -> None:
-    """Ours put by hand into a user's group: the user's next handler keeps its trust."""
+    """Ours (of an older home) put by hand into a user's group: the user's next handler keeps
+    its trust."""
     codex_home = tmp_path / ".codex"
     codex_home.mkdir()
     hooks_path = codex_home / "hooks.json"
-    old = {"type": "command", "command": "/home/dev/.purplemux/status-hook.sh", "timeout": 10}
+    older = ci.hook_command(Path("/srv/old pmx/status-hook.sh"), Path("/srv/old pmx"))
+    old = {"type": "command", "command": older, "timeout": 10}
     theirs = {"type": "command", "command": "/home/dev/bin/after.sh", "timeout": 5}
     group = {"matcher": "startup", "hooks": [old, theirs]}
     hooks_path.write_text(json.dumps({"hooks": {"SessionStart": [group]}}, indent=2) + "\n")

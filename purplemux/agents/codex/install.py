@@ -5,9 +5,11 @@ edits made together: our handler in hooks.json for every event, and for each one
 ``[hooks.state."<hooks.json>:<label>:<group>:<handler>"] trusted_hash`` entry Codex would write
 itself after a review. With both, no screen asks anything and ``codex exec`` runs them.
 
-- Ours are recognised as Claude's are (hookfiles.is_our_command): the command names our
-  status-hook.sh and purplemux. The command also sets PURPLEMUX_AGENT=codex: Codex runs hook
-  commands through a shell (verified on 0.171.0), so the script can tell the two agents apart.
+- Ours are recognised by their exact command: the whole line is what hook_command writes for
+  the home it names (``PURPLEMUX_HOME=<home> PURPLEMUX_AGENT=codex <home>/status-hook.sh``), so
+  a user's hook that merely mentions purplemux or ends in status-hook.sh is never taken. The
+  command sets PURPLEMUX_AGENT=codex: Codex runs hook commands through a shell (verified on
+  0.171.0), so the script can tell the two agents apart.
 - hooks.json is merged as JSON: the user's groups, handlers and keys stay, ours go in a group
   of their own at the end of each event (the user's indices, hence their trust, do not move).
   It is written back in the indentation it was found in. An older handler of ours (another
@@ -22,6 +24,12 @@ itself after a review. With both, no screen asks anything and ``codex exec`` run
 - Every change backs the file up first (<name>.purplemux-backup-<time>) and replaces it in one
   atomic rename with its mode kept (0600 when new). Same bytes: no write, no backup. A file
   that does not parse raises CodexConfigError naming it, and nothing is written.
+- Refused the same way (CodexConfigError, nothing written): anything but a readable regular
+  file at either path (a FIFO or device is never opened for a blocking read: its type is
+  checked first and the open does not block); a hooks.json to be rewritten that holds what
+  json.dumps would change (a duplicate key, a number such as 1e3 or 0.1000); a config.toml whose
+  hooks or hooks.state is an inline table or an array of tables, or whose edit would not read
+  back as intended (dotted keys under [hooks]: checked with tomllib before writing).
 
 Edge cases that do not round-trip byte for byte: a hooks.json whose layout json.dumps cannot
 reproduce (mixed indentation, inline arrays); a config.toml with no final newline, or one where
@@ -32,12 +40,17 @@ the user had left empty (uninstall drops it, as Claude's installer does).
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import errno
 import json
+import math
 import os
 import re
 import shlex
-from collections.abc import Mapping, MutableMapping
+import stat
+import tomllib
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,10 +153,24 @@ def our_handler(event: str, command: str) -> dict[str, Any]:
 
 
 def is_ours(handler: Any) -> bool:
-    """Whether one handler of hooks.json is a purplemux status hook (any home, any agent)."""
+    """Whether one handler of hooks.json is ours: its command is exactly one hook_command wrote."""
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
-    return hookfiles.is_our_command(handler.get("command"))
+    return is_our_command(handler.get("command"))
+
+
+def is_our_command(command: object) -> bool:
+    """Whether command is, byte for byte, hook_command's line for the home it names."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) != 3 or words[1] != AGENT_ENV or not words[0].startswith("PURPLEMUX_HOME="):
+        return False
+    home = Path(words[0].removeprefix("PURPLEMUX_HOME="))
+    return command == hook_command(home / hookfiles.SCRIPT_NAME, home)
 
 
 def merge_hooks(
@@ -224,47 +251,59 @@ def _rebuild(entries: list[Any], keep: dict[str, Any] | None) -> tuple[list[Any]
 def install(codex_home: Path, command: str) -> CodexInstallResult:
     """Register our hook for every Codex event in codex_home, trusted; idempotent."""
     hooks_path, config_path = codex_home / HOOKS_FILE, codex_home / CONFIG_FILE
-    hooks_raw, hooks_doc = _read_json(hooks_path)
+    hooks_raw, hooks_doc, hooks_loss = _read_json(hooks_path)
     config_raw, config_doc = _read_toml(config_path)
     merged, changes = merge_hooks(hooks_doc, command)
-    state = _state_table(config_doc, config_path, create=True)
-    assert state is not None
-    for event, change in changes.items():
-        label = EVENT_LABELS[event]
-        _move_trust(state, hooks_path, label, change)
-        assert change.ours is not None
-        gi, hi = change.ours
-        group = merged["hooks"][event][gi]
-        _set_trust(state, state_key(hooks_path, label, gi, hi), trusted_hash(label, group, hi))
-    _drop_empty_tables(config_doc)
-    config_text = _toml_text(config_doc, config_raw)
-    # Trust first: entries for hooks not written yet are harmless, the other way round is not.
+    with _toml_edit(config_path):
+        state = _state_table(config_doc, config_path, create=True)
+        assert state is not None
+        for event, change in changes.items():
+            label = EVENT_LABELS[event]
+            _move_trust(state, hooks_path, label, change)
+            assert change.ours is not None
+            gi, hi = change.ours
+            group = merged["hooks"][event][gi]
+            key = state_key(hooks_path, label, gi, hi)
+            _set_trust(state, key, trusted_hash(label, group, hi))
+        _drop_empty_tables(config_doc)
+    config_text = _checked_toml(
+        config_path, config_doc, _toml_text(config_doc, config_raw), config_raw
+    )
+    hooks_data = None  # ours are there already: the file keeps its layout
+    if hooks_raw is None or merged != hooks_doc:
+        hooks_data = _json_out(hooks_path, merged, hooks_raw, hooks_loss)
+    # Both checked before either is written. Trust first: entries for hooks not written yet are
+    # harmless, the other way round is not.
     config_change = _write(config_path, config_raw, config_text.encode("utf-8"))
-    if hooks_raw is not None and merged == hooks_doc:
-        hooks_change = FileChange(hooks_path, changed=False)  # ours are there: keep its layout
+    if hooks_data is None:
+        hooks_change = FileChange(hooks_path, changed=False)
     else:
-        hooks_change = _write(hooks_path, hooks_raw, _json_bytes(merged, hooks_raw))
+        hooks_change = _write(hooks_path, hooks_raw, hooks_data)
     return CodexInstallResult(hooks_json=hooks_change, config_toml=config_change)
 
 
 def uninstall(codex_home: Path) -> CodexInstallResult:
     """Remove exactly our handlers and their trust entries; the user's stay as they were."""
     hooks_path, config_path = codex_home / HOOKS_FILE, codex_home / CONFIG_FILE
-    hooks_raw, hooks_doc = _read_json(hooks_path)
+    hooks_raw, hooks_doc, hooks_loss = _read_json(hooks_path)
     config_raw, config_doc = _read_toml(config_path)
     cleaned, changes = remove_hooks(hooks_doc)
-    state = _state_table(config_doc, config_path, create=False)
-    if state is not None:
-        for event, change in changes.items():
-            _move_trust(state, hooks_path, EVENT_LABELS[event], change)
-        _drop_empty_tables(config_doc)
+    with _toml_edit(config_path):
+        state = _state_table(config_doc, config_path, create=False)
+        if state is not None:
+            for event, change in changes.items():
+                _move_trust(state, hooks_path, EVENT_LABELS[event], change)
+            _drop_empty_tables(config_doc)
+    config_text = _checked_toml(
+        config_path, config_doc, _toml_text_without(config_doc, config_raw), config_raw
+    )
     if hooks_raw is None or not changes:
         hooks_change = FileChange(hooks_path, changed=False)
     elif not cleaned and not hooks_path.is_symlink():
         hooks_change = _remove(hooks_path)  # it held nothing but ours
     else:
-        hooks_change = _write(hooks_path, hooks_raw, _json_bytes(cleaned, hooks_raw))
-    config_text = _toml_text_without(config_doc, config_raw)
+        data = _json_out(hooks_path, cleaned, hooks_raw, hooks_loss)
+        hooks_change = _write(hooks_path, hooks_raw, data)
     if config_raw and config_raw.strip() and not config_text.strip():
         if config_path.is_symlink():
             config_change = _write(config_path, config_raw, config_text.encode("utf-8"))
@@ -278,7 +317,7 @@ def uninstall(codex_home: Path) -> CodexInstallResult:
 def status(codex_home: Path, command: str) -> CodexHookStatus:
     """Which events have our hook, and whether Codex trusts each as it is now (no writes)."""
     hooks_path, config_path = codex_home / HOOKS_FILE, codex_home / CONFIG_FILE
-    _, hooks_doc = _read_json(hooks_path)
+    _, hooks_doc, _ = _read_json(hooks_path)
     _, config_doc = _read_toml(config_path)
     state = _state_table(config_doc, config_path, create=False)
     hooks = hooks_doc.get("hooks")
@@ -338,22 +377,95 @@ def _state_table(
         doc.append("hooks", hooks)
         hooks.trivia.indent = ""  # tomlkit would put a blank line in front: see _set_trust
     if not isinstance(hooks, MutableMapping):
-        raise CodexConfigError(f"{path}: hooks is a {_toml_kind(hooks)}, not a table")
+        raise CodexConfigError(
+            f"{path}: hooks is {_toml_kind(hooks)}, not a table: make it a [hooks] table{_FIX}"
+        )
     state = hooks.get("state")
+    if state is None and not create:
+        return None
+    if create and (_written_dotted(doc, "hooks") or _written_dotted(hooks, "state")):
+        raise CodexConfigError(
+            f"{path}: hooks is written with dotted keys (hooks.… = … or state.… = …), where"
+            f' entries cannot be added in their place: write it as [hooks] and [hooks.state."…"]'
+            f" tables{_FIX}"
+        )
+    if isinstance(hooks, tomlkit.items.InlineTable):
+        raise CodexConfigError(
+            f"{path}: hooks is an inline table (hooks = {{…}}), which cannot take"
+            f' [hooks.state."…"] entries: write it as [hooks] tables{_FIX}'
+        )
     if state is None:
-        if not create:
-            return None
         state = tomlkit.table(is_super_table=True)
         hooks["state"] = state
         state.trivia.indent = ""
         state = hooks["state"]
     if not isinstance(state, MutableMapping):
-        raise CodexConfigError(f"{path}: hooks.state is a {_toml_kind(state)}, not a table")
+        raise CodexConfigError(
+            f"{path}: hooks.state is {_toml_kind(state)}, not a table: write its entries as"
+            f' [hooks.state."…"] tables{_FIX}'
+        )
+    if isinstance(state, tomlkit.items.InlineTable) and create:
+        raise CodexConfigError(
+            f"{path}: hooks.state is an inline table (state = {{…}}): write its entries as"
+            f' [hooks.state."…"] tables{_FIX}'
+        )
     return state
 
 
+def _written_dotted(table: Any, name: str) -> bool:
+    """Whether table's key name is written as a dotted key (``state."k".x = 1``), where an added
+    [hooks.state."…"] table would not keep the user's layout."""
+    container = (
+        table if isinstance(table, tomlkit.container.Container) else getattr(table, "value", None)
+    )
+    body = getattr(container, "body", [])
+    return any(key is not None and key.key == name and key.is_dotted() for key, _ in body)
+
+
+_FIX = " and run again; nothing was changed"
+"""The end of every refusal: the user fixes the file, runs the command again, lost nothing."""
+
+
 def _toml_kind(value: Any) -> str:
-    return type(value).__name__.lower()  # tomlkit's item types: String, Integer, Array, ...
+    """A tomlkit item's kind for messages: "a string", "an array of tables ([[…]])", ..."""
+    if isinstance(value, tomlkit.items.AoT):
+        return "an array of tables ([[…]])"
+    name = type(value).__name__.lower()  # tomlkit's item types: String, Integer, Array, ...
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
+@contextlib.contextmanager
+def _toml_edit(path: Path) -> Iterator[None]:
+    """Edits of config.toml that tomlkit refuses become a CodexConfigError naming the file."""
+    try:
+        yield
+    except CodexConfigError:
+        raise
+    except (ValueError, tomlkit.exceptions.TOMLKitError) as exc:
+        raise CodexConfigError(
+            f"{path}: its [hooks] tables are in a form this installer cannot edit ({exc});"
+            f' write the trust entries as [hooks.state."…"] tables{_FIX}'
+        ) from None
+
+
+def _checked_toml(path: Path, doc: tomlkit.TOMLDocument, text: str, original: bytes | None) -> str:
+    """text, once it reads back (with tomllib, as Codex would) as the edited doc holds it.
+
+    tomlkit can lay an added table out where it means something else: under a [hooks] whose
+    state is written as dotted keys, [hooks.state."…"] comes out as [state."…"].
+    """
+    if original is not None and text.encode("utf-8") == original:
+        return text  # unchanged: nothing is written
+    try:
+        same = tomllib.loads(text) == doc.unwrap()
+    except (tomllib.TOMLDecodeError, ValueError):
+        same = False
+    if not same:
+        raise CodexConfigError(
+            f"{path}: hooks.state is written in a form (dotted keys or inline tables) this"
+            f' installer cannot add to safely: write its entries as [hooks.state."…"] tables{_FIX}'
+        )
+    return text
 
 
 def _set_trust(state: MutableMapping[str, Any], key: str, digest: str) -> None:
@@ -435,12 +547,68 @@ def _toml_text_without(doc: tomlkit.TOMLDocument, original: bytes | None) -> str
 # --- reading and writing ------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any]]:
-    raw = hookfiles.read_bytes(path)
-    if raw is None or not raw.strip():
-        return raw, {}
+def _read_file(path: Path) -> bytes | None:
+    """path's bytes (through a link), None when nothing is there; CodexConfigError for anything
+    but a readable regular file. A FIFO or device is never read: its type is checked first, and
+    the open itself cannot block (O_NONBLOCK) or take a terminal (O_NOCTTY)."""
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_a_file(path, info.st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None  # a link to a file not made yet included: it is written through the link
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):  # swapped since the stat
+            raise _not_a_file(path, mode)
+        try:
+            return f.read()
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+
+
+def _not_a_file(path: Path, mode: int) -> CodexConfigError:
+    kinds = (
+        (stat.S_ISDIR, "folder"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), "special file")
+    return CodexConfigError(
+        f"{path} is a {kind}, not a file: move it away (Codex reads {path.name} as a file){_FIX}"
+    )
+
+
+def _unreadable(path: Path, exc: OSError) -> CodexConfigError:
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ELOOP:
+        what = "is a symbolic link that loops: point it at a file or remove it"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        what = f"cannot be read ({reason}): make it readable (chmod u+r) or move it away"
+    else:
+        what = f"cannot be read ({reason}): fix it or move it away"
+    return CodexConfigError(f"{path} {what}{_FIX}")
+
+
+def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any], str | None]:
+    """The file's bytes and object, and what json.dumps would lose or change in it (None: it
+    round-trips; _json_out refuses to write it otherwise)."""
+    raw = _read_file(path)
+    if raw is None or not raw.strip():
+        return raw, {}, None
+    losses: list[str] = []
+    try:
+        doc = json.loads(
+            raw.decode("utf-8"),
+            object_pairs_hook=lambda pairs: _object(pairs, losses),
+            parse_float=lambda text: _number(text, float(text), losses),
+            parse_int=lambda text: _number(text, int(text), losses),
+        )
     except UnicodeDecodeError as exc:
         raise CodexConfigError(
             f"{path}: not UTF-8 text (byte {exc.start}); left untouched"
@@ -452,11 +620,30 @@ def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any]]:
         ) from None
     if not isinstance(doc, dict):
         raise CodexConfigError(f"{path}: holds a JSON {_kind(doc)}, not an object; left untouched")
-    return raw, doc
+    return raw, doc, losses[0] if losses else None
+
+
+def _object(pairs: list[tuple[str, Any]], losses: list[str]) -> dict[str, Any]:
+    """A JSON object; a key it holds twice is noted (a dict keeps the last one only)."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            losses.append(f"the key {json.dumps(key)} appears twice in one object: remove one")
+        doc[key] = value
+    return doc
+
+
+def _number(text: str, value: float, losses: list[str]) -> float:
+    """A JSON number; one that json.dumps would write otherwise (1e3, 0.1000, -0) is noted."""
+    written = json.dumps(value)
+    if written != text:
+        fix = f"write it as {written}" if math.isfinite(value) else "use a smaller one"
+        losses.append(f"the number {text} would be written back as {written}: {fix}")
+    return value
 
 
 def _read_toml(path: Path) -> tuple[bytes | None, tomlkit.TOMLDocument]:
-    raw = hookfiles.read_bytes(path)
+    raw = _read_file(path)
     if raw is None:
         return None, tomlkit.document()
     try:
@@ -469,6 +656,13 @@ def _read_toml(path: Path) -> tuple[bytes | None, tomlkit.TOMLDocument]:
         raise CodexConfigError(
             f"{path}: not valid TOML: {exc}; fix it or move it away, nothing was changed"
         ) from None
+
+
+def _json_out(path: Path, doc: dict[str, Any], original: bytes | None, loss: str | None) -> bytes:
+    """doc as _json_bytes writes it; CodexConfigError when the file holds what it would lose."""
+    if loss is not None:
+        raise CodexConfigError(f"{path}: {loss}{_FIX}")
+    return _json_bytes(doc, original)
 
 
 def _json_bytes(doc: dict[str, Any], original: bytes | None) -> bytes:
