@@ -187,19 +187,38 @@ def group_boxes(views: Iterable[SessionView]) -> tuple[GroupBox, ...]:
 
 
 ENDED_LIMIT = 500
-"""Most ended rows one GET /api/sessions?ended=1 returns."""
+"""Most ended rows one GET /api/sessions?ended=1 (or all=1) returns, and /history draws."""
 
 
-def ended_page(
-    rows: Iterable[Mapping[str, Any]], before: float | None, limit: int
-) -> tuple[list[Mapping[str, Any]], bool]:
-    """Ended sessions (as the API sends them) newest first, last changed before `before` (all
-    when None), at most `limit`; and whether more follow (the page's "Show more")."""
-    ended = sorted(
-        (r for r in rows if r.get("ended") and (before is None or _updated(r) < before)),
-        key=lambda r: -_updated(r),
+@dataclass(frozen=True, slots=True)
+class EndedPage:
+    """One page of ended sessions (as the API sends them), newest first."""
+
+    rows: list[Mapping[str, Any]]
+    total: int
+    """Every ended session, this page's or not."""
+    left_out: int
+    """Those older than this page (the page's "Show more"; the next page starts after it)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """What an answer says of its page: how many more, and the `before` that pages on."""
+        last = self.rows[-1].get("updated_at") if self.rows and self.left_out else None
+        return {
+            "more": self.left_out > 0,
+            "before": last,
+            "ended_total": self.total,
+            "left_out": self.left_out,
+        }
+
+
+def ended_page(rows: Iterable[Mapping[str, Any]], before: float | None, limit: int) -> EndedPage:
+    """Ended sessions newest first, last changed before `before` (all when None), at most
+    `limit`."""
+    ended = [r for r in rows if r.get("ended")]
+    older = sorted(
+        (r for r in ended if before is None or _updated(r) < before), key=lambda r: -_updated(r)
     )
-    return ended[:limit], len(ended) > limit
+    return EndedPage(older[:limit], len(ended), max(0, len(older) - limit))
 
 
 def _updated(row: Mapping[str, Any]) -> float:

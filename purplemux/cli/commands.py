@@ -131,6 +131,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         out.write("\n")
         return 0
     out.write(render_table(sessions, time.time(), colour=out.isatty()))
+    if data.get("left_out"):  # --all shows the newest page of ended sessions
+        out.write(f"{data['left_out']} older ended sessions not shown\n")
     out.write(render_limits(_limits(Client(settings)), time.time()))
     return 0
 

@@ -169,12 +169,14 @@ async def list_sessions(
     limit: str | None = None,
     rt: Runtime = Depends(current_runtime),
 ) -> dict[str, Any]:
-    """Listed sessions newest first (live ones; every one with `all=1`); with `ended=1` a page
-    of ended ones: at most `limit` (default listing.ENDED_PAGE) last changed before `before`
-    (seconds since the epoch), with `more` and the `before` of the next page."""
-    if ended in (None, "", "0", "false"):
-        include_ended = all not in (None, "", "0", "false")
-        return {"sessions": rt.engine.snapshot(include_ended=include_ended)}
+    """Listed sessions newest first: the live ones; with `all=1` the live ones and a page of
+    ended ones; with `ended=1` only a page of ended ones. A page holds at most `limit` (default
+    listing.ENDED_PAGE) last changed before `before` (seconds since the epoch), and says how
+    many there are (`ended_total`), how many older ones it left out (`left_out`, `more`) and the
+    `before` of the next page: the answer has a ceiling however many sessions ended."""
+    only_ended = ended not in (None, "", "0", "false")
+    if not only_ended and all in (None, "", "0", "false"):
+        return {"sessions": rt.engine.snapshot(include_ended=False)}
     try:
         cut = float(before) if before else None
         count = int(limit) if limit else ENDED_PAGE
@@ -186,9 +188,13 @@ async def list_sessions(
         raise HTTPException(400, "before must be a finite number of seconds")
     if not 1 <= count <= ENDED_LIMIT:
         raise HTTPException(400, f"limit must be between 1 and {ENDED_LIMIT}")
-    rows, more = ended_page(rt.engine.snapshot(include_ended=True), cut, count)
-    last = rows[-1].get("updated_at") if rows and more else None
-    return {"sessions": rows, "more": more, "before": last}
+    rows = rt.engine.snapshot(include_ended=True)
+    page = ended_page(rows, cut, count)
+    if only_ended:
+        return {"sessions": page.rows, **page.to_json()}
+    shown = {id(r) for r in page.rows}
+    listed = [r for r in rows if not r.get("ended") or id(r) in shown]
+    return {"sessions": listed, **page.to_json()}
 
 
 @router.get("/api/sessions/{session_id}", dependencies=[Depends(require_auth)])

@@ -29,6 +29,7 @@ from purplemux.history import (
     events_from_rows,
     summarize,
 )
+from purplemux.listing import ENDED_LIMIT
 from purplemux.model import Session, State
 from purplemux.paths import web_dir
 from purplemux.present import look as present_look
@@ -49,6 +50,9 @@ LATEST = 32_503_680_000.0
 """3000-01-01."""
 MIN_MARK = 0.004
 """Least width of a wait's mark, as a share of the chart: a 5 s prompt still shows."""
+LANES_PAGE = 100
+"""Ended sessions' lanes the page draws at most, the newest (live ones are always drawn); the
+rest are counted and paged to (`before`), so the page has a ceiling however many ended."""
 
 
 # --- how a state looks: present.py's table, its colour tokens as the dashboard's CSS variables --
@@ -262,6 +266,12 @@ class Chart:
     groups: list[page.Group]
     ticks: list[Tick]
     legend: list[tuple[Look, float]]
+    older: int = 0
+    """Ended sessions of the day left out: older than the lanes drawn."""
+    older_before: float | None = None
+    """The `before` of the page that shows them."""
+    paged: bool = False
+    """A page of older sessions (`before` given): only ended lanes."""
 
     @property
     def width(self) -> float:
@@ -307,14 +317,19 @@ def _when(day: date, today: date) -> str:
 
 
 def build_chart(
-    rs: Mapping[str, Replay], about: Mapping[str, Session], day: date, now: float
+    rs: Mapping[str, Replay],
+    about: Mapping[str, Session],
+    day: date,
+    now: float,
+    before: float | None = None,
+    limit: int = LANES_PAGE,
 ) -> Chart:
-    """Lanes for the sessions that lived on `day`, grouped like the dashboard."""
+    """Lanes for the sessions that lived on `day`, grouped like the dashboard: every live one
+    and the newest `limit` ended ones (with `before`: only ended ones last changed before it)."""
     lo, hi = day_bounds(day)
     today = datetime.fromtimestamp(now).date()
     result = summarize(rs, lo, min(hi, now) if now > lo else hi, now)
-    lanes: dict[str, Lane] = {}
-    first, last = hi, lo
+    every: dict[str, Lane] = {}
     for sid in result.sessions:
         r = rs[sid]
         view = present(about.get(sid) or r.session)
@@ -331,10 +346,26 @@ def build_chart(
             a, b = max(span.start, lo), min(span.until(now), hi)
             if b <= a and not (span.end is None and lo <= span.start <= hi):
                 continue
-            first, last = min(first, a), max(last, b)
             lane.marks.append(Mark(span.state.value, a, b - a, span.start, span.end, ""))
         if lane.marks:
-            lanes[sid] = lane
+            every[sid] = lane
+
+    def changed(sid: str) -> float:
+        return (about.get(sid) or rs[sid].session).updated_at
+
+    ended = sorted(
+        (sid for sid, lane in every.items() if lane.ended),
+        key=lambda sid: -changed(sid),
+    )
+    if before is not None:
+        ended = [sid for sid in ended if changed(sid) < before]
+    shown = ended[:limit]
+    live = [] if before is not None else [sid for sid, lane in every.items() if not lane.ended]
+    keep = {*live, *shown}
+    lanes = {sid: lane for sid, lane in every.items() if sid in keep}
+    older = len(ended) - len(shown)
+    first = min((m.x for lane in lanes.values() for m in lane.marks), default=hi)
+    last = max((m.x + m.width for lane in lanes.values() for m in lane.marks), default=lo)
     start = _hour_floor(first, lo) if lanes else lo
     # Today's chart leaves a few minutes for the open spans to grow into (history.js).
     end = _hour_ceil(max(last, now + 300) if day == today else last, lo, hi) if lanes else hi
@@ -361,6 +392,9 @@ def build_chart(
         groups=page.group_sessions(views),
         ticks=_ticks(start, end),
         legend=[(look(s), result.total.seconds.get(s, 0.0)) for s in STATES],
+        older=older,
+        older_before=changed(shown[-1]) if older and shown else None,
+        paged=before is not None,
     )
 
 
@@ -383,16 +417,31 @@ def _ticks(start: float, end: float) -> list[Tick]:
     return out
 
 
+def parse_page(before: str | None, limit: str | None) -> tuple[float | None, int]:
+    """The page's `before` (a unix time) and `limit` (1..listing.ENDED_LIMIT lanes), or 400."""
+    cut = _unix("before", before, 0.0) if before else None
+    if not limit:
+        return cut, LANES_PAGE
+    if not (limit.isascii() and limit.isdigit()) or not 1 <= int(limit) <= ENDED_LIMIT:
+        raise HTTPException(400, f"limit must be a whole number from 1 to {ENDED_LIMIT}")
+    return cut, int(limit)
+
+
 @router.get("/history", response_model=None)
-async def history_page(request: Request, day: str | None = None) -> Response:
-    """The day at a glance: one lane per session, a mark per state span."""
+async def history_page(
+    request: Request, day: str | None = None, before: str | None = None, limit: str | None = None
+) -> Response:
+    """The day at a glance: one lane per session, a mark per state span; at most `limit`
+    ended sessions' lanes (the newest, or those last changed before `before`), the rest counted
+    with a link to them."""
     rt = runtime_of(request)
     if not is_authenticated(request):
         return page._login(None, 401)
     now = time.time()
     chosen = parse_day(day, now)
+    cut, count = parse_page(before, limit)
     rs = await replays(rt, now)
-    chart = build_chart(rs, records(rt, rs), chosen, now)
+    chart = build_chart(rs, records(rt, rs), chosen, now, cut, count)
     html = (
         page._env(web_dir() / "templates")
         .get_template("history.html")
