@@ -44,7 +44,7 @@ function readSaved() {
 
 function save() {
   state.saveTimer = null;
-  if (!state.latest || !state.list) return;
+  if (!state.latest || !state.list || state.status === "signed-out") return;
   // The rows a person would see, and the server's list of them (its layout, counts, title):
   // ended ones are left out (they can be many, and are history).
   const sessions = state.latest.filter((s) => !s.ended);
@@ -127,7 +127,10 @@ function setStatus(status) {
     return;
   }
   if (status === "signed-out") {
-    localStorage.removeItem(SAVED); // signed out: the rows are not this browser's to keep
+    // Signed out: the rows are not this browser's to keep, nor is a save still due.
+    clearTimeout(state.saveTimer);
+    state.saveTimer = null;
+    localStorage.removeItem(SAVED);
     return;
   }
   if (!offline()) return;

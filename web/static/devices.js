@@ -1,5 +1,6 @@
-// "Your devices": this daemon's push subscriptions, listed when the settings open, each with a
-// test notification and Remove. Talks to GET /api/push/subscriptions,
+// "Your devices": this login's push subscriptions (the daemon shows a page only its own login's),
+// listed when the settings open, each with a test notification and Remove. Talks to
+// GET /api/push/subscriptions,
 // POST /api/push/subscriptions/test and DELETE /api/push/subscriptions, with this page's key
 // (pagekey.js, sent by api.js): a page with only the login cookie cannot list or change them. Text via
 // textContent only.
