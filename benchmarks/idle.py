@@ -117,14 +117,19 @@ def uuid7() -> str:
     return str(uuid.UUID(int=raw))
 
 
+TITLE_ITEMS = ("spinner", "run-state", "thread-id", "project-name")
+
+
 def codex_title(thread: str, project: str) -> str:
     """The pane title Codex 0.171.0 draws when idle with the run-state and thread-id items (it
     cuts the id to its first 29 characters), checked with this tree's parser."""
-    from purplemux.agents.codex.pane_title import ID_PREFIX_LEN, parse_title
+    from purplemux.agents.codex import pane_title
     from purplemux.model import State
 
-    title = f"Ready | {thread[:ID_PREFIX_LEN]}... | {project}"
-    parsed = parse_title(title, project)
+    title = f"Ready | {thread[:pane_title.ID_PREFIX_LEN]}... | {project}"
+    layout = getattr(pane_title, "Layout", None)  # (a baseline tree reads the id anywhere)
+    shown = (layout(TITLE_ITEMS),) if layout else ()
+    parsed = pane_title.parse_title(title, project, *shown)
     if parsed.claim is not State.IDLE or not parsed.matches(thread) or not parsed.project_matched:
         raise RuntimeError(f"the parser does not read {title!r} as idle, of {thread}: {parsed}")
     return title
@@ -139,6 +144,9 @@ def add_codex(world: scale.World, run_dir: Path, n: int = CODEX_PANES) -> CodexW
 
     codex = CodexWorld(run_dir / "codex-home")
     (codex.home / OPENED_DIR).mkdir(parents=True)
+    # The TUIs' `[tui] terminal_title`: the titles below show the thread id in its own place.
+    items = ", ".join(f'"{i}"' for i in TITLE_ITEMS)
+    (codex.home / "config.toml").write_text(f"[tui]\nterminal_title = [{items}]\n")
     binary = run_dir / "bin" / "codex"
     binary.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(shutil.which("sleep") or "/bin/sleep", binary)

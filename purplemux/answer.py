@@ -3,7 +3,8 @@
 The rules (claude-code.md, codex.md), for every agent; what differs (how its prompts look, the
 keys that answer them, how long a dialog ignores keys) is the agent's (agents/base.py):
 - Answer only a session in needs-input, in a pane whose program in front is that session's
-  agent (not any program that prints a look-alike dialog).
+  agent (not any program that prints a look-alike dialog), and that process is that session's
+  own (`PaneOwners`: the agent's own files, or its panes' watcher, say so), not just "an agent".
 - Answer only the prompt the user saw: its id must be the one on screen now, or nothing is typed.
 - Never answer a prompt with two readings (`Prompt.ambiguous`, see prompts.py): 409.
 - Pick an option by its label. An option that shows its key (Codex: "Yes, proceed (y)"): press
@@ -29,6 +30,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from purplemux import tmux
@@ -121,6 +123,12 @@ Capture = Callable[[TmuxLocation], Awaitable[str]]
 Keys = Callable[[TmuxLocation, tuple[str, ...]], Awaitable[None]]
 Text = Callable[[TmuxLocation, str], Awaitable[None]]
 InFront = Callable[[TmuxLocation, int | None, Agent], Awaitable[str | None]]
+Owns = Callable[[TmuxLocation, Session, Agent], Awaitable[str | None]]
+"""(the pane, the session, its agent) -> None when the agent's process in front of the pane is
+that session's own; else why not (nothing is typed then)."""
+Watcher = Callable[[TmuxLocation, int], Awaitable[str | None]]
+"""(a pane, the agent's process in front of it) -> the session id a live watcher linked that
+pane and process to, as the pane shows it now (Codex's panes), or None."""
 
 
 async def _send_keys(loc: TmuxLocation, keys: tuple[str, ...]) -> None:
@@ -170,6 +178,63 @@ async def agent_in_front(loc: TmuxLocation, agent_pid: int | None, agent: Agent)
     return None
 
 
+async def front_pid(loc: TmuxLocation) -> int | None:
+    """The leader of the pane's terminal's foreground process group (the program in front)."""
+    try:
+        out = await tmux.run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_pid}")
+    except tmux.TmuxError:
+        return None
+    pane = _proc(int(out.strip())) if out.strip().isdigit() else None
+    return pane[2] if pane is not None and pane[2] > 0 else None
+
+
+@dataclass
+class PaneOwners:
+    """Whose each pane is: before any key is typed into a pane (an answer, a resume, a reply),
+    the agent's process in front of it must be that session's own. An agent whose own files
+    say which session a process is (Claude's sessions/<pid>.json: `Agent.shows`) is asked
+    there; an agent whose files do not (Codex: the TUI writes nothing per process) is asked of
+    the live watcher that linked its panes (`watch`). Neither: nothing can be confirmed, and
+    nothing is typed."""
+
+    dirs: dict[str, tuple[Path, ...]] = field(default_factory=dict)
+    """Per agent, its config dirs (where its own files say which process is which session)."""
+    front: Callable[[TmuxLocation], Awaitable[int | None]] = front_pid
+    _watchers: dict[str, Watcher] = field(default_factory=dict)
+
+    def watch(self, agent: str, watcher: Watcher) -> Callable[[], None]:
+        """The live source that links `agent`'s panes says whose they are (until undone)."""
+        self._watchers[agent] = watcher
+
+        def undo() -> None:
+            if self._watchers.get(agent) is watcher:
+                del self._watchers[agent]
+
+        return undo
+
+    async def check(self, loc: TmuxLocation, session: Session, agent: Agent) -> str | None:
+        pid = session.pid if session.pid is not None else await self.front(loc)
+        if pid is None:
+            return f"cannot tell which program is in front in pane {loc.pane}"
+        watcher = self._watchers.get(agent.name)
+        if watcher is not None:
+            found = await watcher(loc, pid)
+            shown = None if found is None else found == session.id
+        elif agent.shows is not None:
+            dirs = self.dirs.get(agent.name, ())
+            shown = agent.shows(pid, dirs, session.id, session.job_id)
+        else:
+            shown = None
+        if shown is None:
+            return (
+                f"cannot tell that the {agent.label} in pane {loc.pane} (pid {pid}) is this "
+                "session's"
+            )
+        if not shown:
+            return f"the {agent.label} in pane {loc.pane} (pid {pid}) is another session's"
+        return None
+
+
 @dataclass
 class Desk:
     """The daemon's prompt desk: when each prompt was first seen, one answer per pane at a time.
@@ -181,6 +246,9 @@ class Desk:
     keys: Keys = _send_keys
     type_text: Text = tmux.send_text
     in_front: InFront = agent_in_front
+    owners: PaneOwners = field(default_factory=PaneOwners)
+    owns: Owns | None = None
+    """Whose the pane is (tests script it); None: `owners` says."""
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     guard: float | None = None
@@ -196,6 +264,15 @@ class Desk:
             while len(self._seen) > SEEN_LIMIT:
                 self._seen.popitem(last=False)
         return at
+
+    async def confirm(self, loc: TmuxLocation, session: Session, agent: Agent) -> str | None:
+        """None when the program in front of the pane is the session's agent and that process
+        is the session's own; else why not. Asked before any key is typed into a pane."""
+        why = await self.in_front(loc, session.pid, agent)
+        if why is not None:
+            return why
+        owns = self.owns or self.owners.check
+        return await owns(loc, session, agent)
 
     def lock(self, loc: TmuxLocation) -> asyncio.Lock:
         """The pane's lock: one thing types into a pane at a time (answers, resume at reset)."""
@@ -233,7 +310,7 @@ class Desk:
             )
         agent = registry.get(session.agent)
         async with self.lock(loc):
-            why = await self.in_front(loc, session.pid, agent)
+            why = await self.confirm(loc, session, agent)
             if why is not None:
                 raise AnswerError(409, f"{why}: nothing was typed")
             return await _Answering(self, agent, loc, ctx).answer(prompt_id, choice)

@@ -34,6 +34,21 @@ def read_proc(pid: int | str) -> tuple[bytes, bytes] | None:
     return stat, raw
 
 
+def start_ticks(pid: int) -> int | None:
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks after boot), if readable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = data.rpartition(b")")[2].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
 def proc_name(stat_head: bytes, cmdline: tuple[str, ...]) -> str:
     """The command name from a stat line's part before its last ')' (the name may hold spaces
     and parentheses). The kernel keeps 15 characters of it; psutil then takes argv[0]'s."""

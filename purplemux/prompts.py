@@ -155,6 +155,9 @@ class Context:
     """What the hooks said the pending call is about: "Bash: <command>", or the question."""
     lookalike: bool = False
     """The pending call's input holds text that imitates a dialog (`imitates_dialog`)."""
+    digest: str | None = None
+    """The pending call's input fingerprint (agents/payload.py `digest`): what a dialog's
+    command on screen must be exactly."""
 
 
 def context_of(session: Session) -> Context:
@@ -175,6 +178,7 @@ def context_of(session: Session) -> Context:
         needs_input=session.state is State.NEEDS_INPUT,
         summary=summary,
         lookalike=pending.lookalike if pending else False,
+        digest=pending.digest if pending else None,
     )
 
 

@@ -115,7 +115,7 @@ class _Typing:
             raise Skipped(f"tmux refused the keys: {exc}") from None
 
     async def run(self, session: Session, current: Callable[[], Session | None]) -> Typed:
-        why = await self.desk.in_front(self.loc, session.pid, self.agent)
+        why = await self.desk.confirm(self.loc, session, self.agent)
         if why is not None:
             raise Skipped(why)
         box = await self._box(session)

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from purplemux.actions import Actions, Relay
+from purplemux.agents import registry
 from purplemux.agents.claude import background
-from purplemux.answer import Desk
+from purplemux.answer import Desk, PaneOwners
 from purplemux.engine import Engine
 from purplemux.events import Event
 from purplemux.history import Ledger
@@ -74,8 +75,9 @@ class Runtime:
     engine: Engine
     adapters: Adapters
     vapid: VapidKeys | None = None
-    desk: Desk = field(default_factory=Desk)
-    """The prompt desk: when each dialog was first seen, one answer at a time per pane."""
+    desk: Desk = field(init=False)
+    """The prompt desk: when each dialog was first seen, one answer at a time per pane, and
+    whose each pane is (each agent's config dirs; its panes' watcher, once a source runs)."""
     history: Ledger = field(default_factory=Ledger)
     """Every session's history fold, continued as events come (purplemux.server.history)."""
     history_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -95,6 +97,8 @@ class Runtime:
     """The usage-limit readings per account (statusLine input, Codex rollouts)."""
 
     def __post_init__(self) -> None:
+        dirs = {n: tuple(a.dir for a in self.settings.accounts_of(n)) for n in registry.NAMES}
+        self.desk = Desk(owners=PaneOwners(dirs=dirs))
         self.actions = Actions(self.engine, self.desk, self.settings, relay=lambda: self.broker)
         self.limits = LimitKeeper(self.settings, self.store, self.engine)
 

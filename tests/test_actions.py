@@ -22,7 +22,7 @@ from purplemux.actions import (
     Outcome,
     outcome,
 )
-from purplemux.answer import Choice, Desk
+from purplemux.answer import Choice, Desk, PaneOwners
 from purplemux.cli import main
 from purplemux.engine import Engine
 from purplemux.model import State
@@ -30,7 +30,7 @@ from purplemux.settings import Settings
 from purplemux.sources.hooks import to_event
 from purplemux.store_thread import AsyncStore
 from tests.support import Daemon, cli_sees, wait_for
-from tests.support.screens import HOOKS_ASKING, asking, capture, dialog_pane
+from tests.support.screens import HOOKS_ASKING, asking, capture, dialog_pane, own_pane_in
 
 
 @dataclass
@@ -42,6 +42,8 @@ class World:
     acts: Actions
     sock: str
     pane: str
+    claude_dir: Path | None = None
+    """Where the pane's Claude writes its session file (the desk confirms the pane by it)."""
 
     async def hook(self, sid: str, name: str, pane: str | None = None, **extra: Any) -> None:
         """A hook event as the script sends it (pane and tmux server in its headers)."""
@@ -51,6 +53,8 @@ class World:
         await self.engine.submit(to_event(payload, headers, time.time()))
 
     async def asking(self, sid: str, pane: str | None = None) -> None:
+        if self.claude_dir is not None and (pane or self.pane):
+            own_pane_in(self.claude_dir, sid, self.sock, pane or self.pane)
         for name, extra in HOOKS_ASKING:
             await self.hook(sid, name, pane, **extra)
 
@@ -64,10 +68,10 @@ def make_world(tmp_path: Path, engine: Engine, store: AsyncStore, **settings: An
     sock, pane = "", ""
     acts = Actions(
         engine,
-        Desk(),
+        Desk(owners=PaneOwners(dirs={"claude": (tmp_path / "claude",)})),
         Settings(home=tmp_path / "home", claude_dir=tmp_path / "claude", **settings),
     )
-    return World(engine, store, acts, sock, pane)
+    return World(engine, store, acts, sock, pane, tmp_path / "claude")
 
 
 @pytest_asyncio.fixture

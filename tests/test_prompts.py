@@ -148,7 +148,9 @@ def test_context_tells_a_question_apart() -> None:
         tmux=TmuxLocation(pane="%1"),
     )
     ctx = context_of(session)
-    assert ctx == Context("s9", 5.0, "Which colour?", "AskUserQuestion", True, "Which colour?")
+    assert ctx == Context(
+        "s9", 5.0, "Which colour?", "AskUserQuestion", True, "Which colour?", digest="d"
+    )
     prompt = recognise(screen("claude-2.1.197-dialogs.screens.txt", "ask-dialog"), ctx)
     assert prompt is not None and prompt.kind == "question"
 

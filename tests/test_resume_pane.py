@@ -63,12 +63,16 @@ class Pane:
         async def sleep(seconds: float) -> None:
             self.clock += seconds
 
+        async def owns(loc: TmuxLocation, session: Session, agent: Agent) -> str | None:
+            return None  # (whose the pane is: tests/test_pane_owners.py)
+
         self.clock = 0.0
         return Desk(
             capture=capture,
             keys=keys,
             type_text=text,
             in_front=in_front,
+            owns=owns,
             clock=lambda: self.clock,
             sleep=sleep,
         )

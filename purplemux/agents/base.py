@@ -5,8 +5,9 @@ The sources and adapters hold no `if agent == ...`: they ask the session's agent
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from purplemux.events import Event
@@ -30,6 +31,9 @@ class InputBox:
 
 ReadInput = Callable[[str], InputBox]
 """(the pane's plain text) -> the input box on it."""
+Shows = Callable[[int, Iterable[Path], str, str | None], bool | None]
+"""(the agent's process, its config dirs, a session id, the session's background job) -> whether
+that process is that session's, by the agent's own files; None: they do not say."""
 
 
 @dataclass(frozen=True)
@@ -51,3 +55,6 @@ class Agent:
     """Seconds a new dialog ignores keys (Claude drops keys sent sooner; Codex has no guard)."""
     input_box: ReadInput | None = None
     """How its input box reads (None: not known; nothing is typed into it unasked)."""
+    shows: Shows | None = None
+    """Which session a process of it is, from its own files (Claude's sessions/<pid>.json);
+    None: its files do not say (Codex: its panes' watcher says, answer.PaneOwners)."""

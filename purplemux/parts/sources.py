@@ -21,11 +21,12 @@ from typing import Any
 from purplemux import events as ev
 from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.events import Event, Source
-from purplemux.model import Session, State
+from purplemux.model import Session, State, TmuxLocation
 from purplemux.runtime import Runtime
 from purplemux.settings import Account
 from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
+from purplemux.sources.codex_panes import AGENT as AGENT_CODEX
 from purplemux.sources.codex_panes import (
     REFERENCES,
     TITLE_FORMAT,
@@ -38,7 +39,7 @@ from purplemux.sources.processes import Cmdlines, Known, Pane, ProcessPoller, sn
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
 from purplemux.sources.watch import watch_dirs
 from purplemux.spread import spread
-from purplemux.tmux import TmuxError, run_blocking
+from purplemux.tmux import TmuxError, run, run_blocking
 from purplemux.tmux_control import SUBSCRIPTION
 
 log = logging.getLogger(__name__)
@@ -374,8 +375,17 @@ async def codex_panes(rt: Runtime) -> None:
             walk_now = True  # (a machine without Codex walks nothing for a tmux change)
             wake.set()
 
+    async def owner(loc: TmuxLocation, pid: int) -> str | None:
+        """Whose the pane is, for the desk: the linked thread, if its title says so now."""
+        try:
+            raw = await run(loc.socket, "display-message", "-p", "-t", loc.pane, "#{pane_title}")
+        except TmuxError:
+            return None
+        return watcher.owner((loc.socket or "", loc.pane), pid, raw.removesuffix("\n"))
+
     unsubscribe = rt.engine.subscribe(change=on_change)
     unlisten = rt.tmux.listen(on_tmux)
+    unown = rt.desk.owners.watch(AGENT_CODEX, owner)
     last_walk = 0.0
 
     async def on_thread_opened() -> None:
@@ -441,6 +451,7 @@ async def codex_panes(rt: Runtime) -> None:
         exits.close()
         unsubscribe()
         unlisten()
+        unown()
 
 
 def _watch_titles(rt: Runtime, sockets: set[str], panes: Mapping[str, set[str]]) -> bool:

@@ -17,6 +17,7 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type hints; pyp
 from purplemux import session_facts
 from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
 from purplemux.model import TmuxLocation
+from purplemux.procinfo import start_ticks
 from purplemux.sources.watch import watch_dirs
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class SessionFile:
 
     def started_as(self, create_time: float) -> bool:
         """Whether the process now at self.pid (created at create_time) is the file's writer."""
-        ticks = _start_ticks(self.pid)
+        ticks = start_ticks(self.pid)
         if self.proc_start is not None and self.proc_start.isdigit() and ticks is not None:
             # Verified on 2.1.197: procStart is /proc/<pid>/stat field 22 (clock ticks since
             # boot), so the comparison is exact.
@@ -65,21 +66,6 @@ class SessionFile:
             # The writer existed before it wrote startedAt; a process started later is a reuse.
             return create_time <= self.started_at + START_SLACK
         return True
-
-
-def _start_ticks(pid: int) -> int | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks after boot), if readable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = data.rpartition(b")")[2].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
 
 
 def _str(data: dict[str, Any], key: str) -> str | None:
@@ -202,7 +188,7 @@ def _alive(sf: SessionFile) -> bool:
         # The exact witness: one read of /proc/<pid>/stat answers it (psutil read it three
         # times, and /proc/stat for the boot time: ~0.1 s for the 500 files of a start).
         # Unreadable (gone, no /proc, not allowed): psutil says, as before.
-        ticks = _start_ticks(sf.pid)
+        ticks = start_ticks(sf.pid)
         if ticks is not None:
             return int(sf.proc_start) == ticks
     try:

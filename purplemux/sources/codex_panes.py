@@ -26,11 +26,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from purplemux.agents.codex import threads
-from purplemux.agents.codex.pane_title import PaneTitle, parse_title
+from purplemux.agents.codex.layout import layout_of
+from purplemux.agents.codex.pane_title import (
+    DEFAULT_LAYOUT,
+    Layout,
+    PaneTitle,
+    parse_title,
+    title_fits,
+)
 from purplemux.agents.codex.panes import Link, PaneKey, Thread, TuiPane, link
 from purplemux.agents.codex.process import codex_home, is_codex
 from purplemux.events import (
@@ -133,6 +140,8 @@ class _Tui:
     cwd: str | None
     home: str | None
     project: str | None
+    layout: Layout = DEFAULT_LAYOUT
+    """The items its title draws (its home's `[tui] terminal_title`, its command line)."""
 
 
 def _state(title: PaneTitle) -> str | None:
@@ -211,7 +220,7 @@ class CodexPanes:
                 continue
             cwd = _cwd(pid)
             tuis[(pane.socket, pane.pane_id)] = _Tui(
-                pid, info.create_time, cwd, home, project_name(cwd)
+                pid, info.create_time, cwd, home, project_name(cwd), layout_of(home, info.cmdline)
             )
         self._tuis = tuis
 
@@ -243,6 +252,29 @@ class CodexPanes:
                 out.setdefault(socket, set()).add(pane_id)
         return out
 
+    def owner(self, key: PaneKey, pid: int, raw: str) -> str | None:
+        """The thread the pane `key` shows now, if its TUI is `pid` and its title `raw` (read
+        just now) still reads as the linked thread's: its id in the id's place, its thread
+        title, or, for a thread not prompted yet, none; else None (cannot confirm)."""
+        ln = self._links.get(key)
+        tui = self._tuis.get(key)
+        if ln is None or tui is None or ln.pid != pid or tui.pid != pid:
+            return None
+        known = next((t for ts in self._threads.values() for t in ts if t.id == ln.thread), None)
+        if known is None or known.home != tui.home:
+            return None
+        title = parse_title(raw, tui.project, tui.layout).resolve(known.title)
+        if title.empty or title.readings:
+            return None
+        if title.thread_id_prefix is not None:
+            return ln.thread if ln.thread.startswith(title.thread_id_prefix) else None
+        if "thread-id" in tui.layout.items and known.title is not None:
+            return None  # the id's place is empty: a thread not known to be this one
+        shown = title.thread_title
+        if known.title is None:
+            return ln.thread if shown is None and title.project_matched else None
+        return ln.thread if shown is not None and title_fits(shown, known.title) else None
+
     def has_tuis(self) -> bool:
         return any(t is not None for t in self._tuis.values())
 
@@ -255,7 +287,7 @@ class CodexPanes:
             tui = self._tuis.get(key)
             if tui is None:
                 continue
-            title = parse_title(raw, tui.project)
+            title = parse_title(raw, tui.project, tui.layout)
             current.append(TuiPane(pane.location(), tui.pid, tui.started, tui.cwd, tui.home, title))
         homes = {p.home for p in current if p.home}
         if any(self._needs_threads(p) for p in current):
@@ -278,6 +310,8 @@ class CodexPanes:
             thread = by_id.get(new.thread)
             if old is None or old.thread != new.thread or old.pid != new.pid:
                 out.append(self._seen(tp, new, thread, now))
+            # A title with two readings says only what the thread's own title tells apart.
+            tp = replace(tp, title=tp.title.resolve(thread.title if thread else None))
             state = _state(tp.title)
             if state is not None and self._told.get(tp.key) != state:
                 self._told[tp.key] = state
@@ -289,11 +323,13 @@ class CodexPanes:
         old = self._links.get(pane.key)
         if old is None or old.pid != pane.pid:
             return not pane.title.empty and pane.title.project is not None
-        shown = pane.title.thread_title
+        shown = pane.title.thread_titles
         known = next((t for ts in self._threads.values() for t in ts if t.id == old.thread), None)
         if known is None:
             return True
-        return (shown or None) != (known.title.split("\n", 1)[0].strip() if known.title else None)
+        if known.title is None:
+            return bool(shown)
+        return not any(title_fits(s, known.title) for s in shown)
 
     def _seen(self, pane: TuiPane, ln: Link, thread: Thread | None, now: float) -> Event:
         loc = pane.location

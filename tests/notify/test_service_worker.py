@@ -122,17 +122,13 @@ def test_a_codex_approval_shows_yes_and_no_that_post_codex_labels(
     web_page: Page, site: Site
 ) -> None:
     from purplemux.agents.codex.screen import recognise
-    from purplemux.prompts import Context
-    from tests.agents.codex.test_screen import APPROVAL
+    from tests.agents.codex.test_screen import APPROVAL, run_ctx
 
     open_dashboard(web_page, site)
     web_page.evaluate(REGISTER)
     cdp = web_page.context.new_cdp_session(web_page)
     reg_id = registration_id(web_page, cdp, site)
-    ctx = Context(
-        session_id="cx", since=100.0, tool="Bash", summary="Bash: sleep 3 && touch approved.txt"
-    )
-    prompt = recognise(APPROVAL, ctx)
+    prompt = recognise(APPROVAL, run_ctx("sleep 3 && touch approved.txt"))
     assert prompt is not None and prompt.ambiguous is None
     session = Session(
         id="cx",

@@ -93,11 +93,42 @@ def asking(
     daemon: Daemon, sid: str, sock: str | None, pane: str, hooks: int = len(HOOKS_ASKING)
 ) -> None:
     """Hooks as Claude sends them for a permission dialog in that pane (on the tmux server at
-    `sock`; None: outside tmux): the first `hooks` of them."""
+    `sock`; None: outside tmux): the first `hooks` of them. The pane's program gets the session
+    file Claude writes for itself (sessions/<pid>.json, naming `sid`): the desk types only into
+    a pane whose Claude is that session's."""
+    if sock:
+        own_pane(daemon, sid, sock, pane)
     tmux = f"{sock},1,0" if sock else ""
     for name, extra in HOOKS_ASKING[:hooks]:
         payload = {"session_id": sid, "hook_event_name": name, "cwd": "/w/proj", **extra}
         run_hook(daemon.home, payload, pane=pane, tmux=tmux)
+
+
+def own_pane(daemon: Daemon, sid: str, sock: str, pane: str) -> None:
+    """Claude's own file for the program in that pane: it is session `sid`'s."""
+    own_pane_in(daemon.claude_dir, sid, sock, pane)
+
+
+def own_pane_in(claude_dir: Path, sid: str, sock: str, pane: str) -> None:
+    """Claude's own file (under `claude_dir`) for the program in front of that pane: `sid`'s
+    (Claude writes sessions/<pid>.json for itself; the stand-ins here do not)."""
+    pid = subprocess.run(
+        ["tmux", "-S", sock, "display-message", "-p", "-t", pane, "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if not pid.isdigit():
+        return  # no such pane: nothing runs there
+    front = int(pid)
+    try:  # the foreground group's leader (field 8 of stat): the program in front
+        stat = Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()
+        front = int(stat[5]) if int(stat[5]) > 0 else front
+    except (OSError, IndexError, ValueError):
+        pass
+    folder = claude_dir / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{front}.json").write_text(json.dumps({"pid": front, "sessionId": sid}))
 
 
 def call(d: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from tests.support.daemon import Daemon
 from tests.support.hooks import run_hook
 from tests.support.input_pane import InputPane
+from tests.support.screens import own_pane_in
 from tests.support.waiting import wait_for
 
 LINE = (
@@ -62,6 +63,9 @@ def _hook(d: Daemon, sid: str, pane: InputPane | None, root: Path) -> Callable[.
         if pane is None
         else {"pane": pane.pane, "tmux": f"{pane.socket},1,0"}
     )
+
+    if pane is not None:
+        own_pane_in(d.claude_dir, sid, pane.socket, pane.pane)
 
     def hook(name: str, **extra: Any) -> None:
         payload = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from purplemux.agents.base import Agent
 from purplemux.agents.claude.hooks import to_event
 from purplemux.agents.claude.input_box import read_input_box
-from purplemux.agents.claude.process import is_claude
+from purplemux.agents.claude.process import is_claude, shows
 from purplemux.prompts import recognise
 
 AGENT = Agent(
@@ -17,4 +17,5 @@ AGENT = Agent(
     recognise=recognise,
     key_guard=1.5,
     input_box=read_input_box,
+    shows=shows,
 )

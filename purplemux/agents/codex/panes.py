@@ -4,11 +4,12 @@ Codex's hooks run in its shared app-server daemon, so their $TMUX_PANE is the pa
 the daemon, and nothing on disk says which TUI shows which thread. The link is made from what is
 true of each pane, strongest first, and only when one reading is possible:
 
-1. the title shows the thread id (the user's `[tui] terminal_title` has "thread-id"): the thread
-   whose id starts with it;
+1. the title shows the thread id in the id's own place (the user's `[tui] terminal_title` has
+   "thread-id"; never an id inside the thread title, which is text the user wrote): the one
+   thread of that CODEX_HOME and folder whose id starts with it;
 2. the title shows a thread title ("hello | proj", the first prompt): the one thread of that
    CODEX_HOME and folder with that title (`state_5.sqlite`); a pane already linked to a thread of
-   that title keeps it;
+   that title keeps it (a title with two readings, pane_title.py, tries both: still one thread);
 3. the title shows the project only (a thread not prompted yet): the thread of that home and
    folder with no title yet, created after the TUI started (or after the pane's last thread, for
    /new and /clear), that no other pane can claim; two panes that could each claim it (started
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from purplemux.agents.codex.pane_title import PaneTitle
+from purplemux.agents.codex.pane_title import PaneTitle, title_fits
 from purplemux.model import TmuxLocation
 
 START_WINDOW = 10.0
@@ -80,13 +81,14 @@ class Link:
 
 
 def _same_place(pane: TuiPane, thread: Thread) -> bool:
-    if pane.home and thread.home != pane.home:
+    """The thread belongs to the pane's TUI's CODEX_HOME and, where both are known, folder."""
+    if not pane.home or thread.home != pane.home:
         return False
     return pane.cwd is None or thread.cwd is None or pane.cwd == thread.cwd
 
 
 def _titled(shown: str, thread: Thread) -> bool:
-    return thread.title is not None and thread.title.split("\n", 1)[0].strip() == shown.strip()
+    return thread.title is not None and title_fits(shown, thread.title)
 
 
 def link(
@@ -115,21 +117,32 @@ def link(
         if title.empty:
             continue  # quit (or not drawn yet): no link
         if title.thread_id_prefix:
-            found = [t for t in threads if t.id.startswith(title.thread_id_prefix)]
+            prefix = title.thread_id_prefix
+            found = [t for t in threads if t.id.startswith(prefix) and _same_place(pane, t)]
             if len(found) == 1 and found[0].id not in claimed:
                 take(pane, found[0])
             continue
-        if title.thread_title:
-            found = [t for t in threads if _same_place(pane, t) and _titled(title.thread_title, t)]
+        shown = title.thread_titles
+        if shown:
+            found = [
+                t for t in threads if _same_place(pane, t) and any(_titled(s, t) for s in shown)
+            ]
             old = previous.get(pane.key)
             mine = [t for t in found if old and t.id == old.thread and old.pid == pane.pid]
             if mine and mine[0].id not in claimed:
                 take(pane, mine[0])
             elif len(found) == 1 and found[0].id not in claimed:
                 take(pane, found[0])
-            continue
+            elif not found and old is not None and old.pid == pane.pid:
+                # Its first prompt is drawn before the state DB has the thread's title: the
+                # pane keeps the untitled thread it had (no other thread has that title).
+                mine = [t for t in threads if t.id == old.thread and t.title is None]
+                if mine and mine[0].id not in claimed and _same_place(pane, mine[0]):
+                    take(pane, mine[0])
+            if pane.key in out or title.untitled_reading is None:
+                continue
         if title.project is not None:
-            fresh.append(pane)
+            fresh.append(pane)  # (also a title one of whose readings shows no thread title)
     _link_fresh(fresh, threads, previous, claimed, take)
     return out
 

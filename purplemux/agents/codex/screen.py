@@ -58,12 +58,14 @@ The prompt comes back with `ambiguous` set (nothing is typed for it) when:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from purplemux.agents.payload import digest as payload_digest
 from purplemux.prompts import Context, Option, Prompt, any_text, text_lines
 
 MARKER = "\u203a"  # the selection marker, and the composer's prompt mark
@@ -314,6 +316,25 @@ def _agrees(shown: str | None, told: str | None) -> bool:
     return a[:n] == b[:n]
 
 
+MAX_COMMAND_LINES = 8
+"""Lines of a command on screen compared with the pending one at most (3**7 ways to join)."""
+_JOINS = ("", " ", "\n")
+"""What a line break on screen may stand for in the command: a wrap inside a word, a wrap at a
+space (the space is not drawn), or the command's own newline."""
+
+
+def _same_command(drawn: tuple[str, ...], wanted: str | None) -> bool:
+    """Whether the command drawn is exactly the pending call's (by its fingerprint, `digest`),
+    one of the ways its line breaks can be read: never a command that only starts alike."""
+    if not wanted or not drawn or len(drawn) > MAX_COMMAND_LINES:
+        return False
+    for joins in itertools.product(_JOINS, repeat=len(drawn) - 1):
+        command = drawn[0] + "".join(j + line for j, line in zip(joins, drawn[1:], strict=True))
+        if payload_digest({"command": command}) == wanted:
+            return True
+    return False
+
+
 def _told(ctx: Context) -> str | None:
     """The pending call's input as the hooks summarised it ("Bash: <command>" → the command)."""
     if ctx.summary is None or ctx.tool is None:
@@ -334,6 +355,8 @@ class _Reading:
     options: tuple[Option, ...]
     shown: str | None = None
     """What the hooks' input must agree with: the command, a destination, the question."""
+    command: tuple[str, ...] = ()
+    """A command's lines as drawn (wrapped where the pane is narrow), "$ " taken off."""
 
 
 def _approval(heading: str, body: list[str], block: _Block) -> _Reading:
@@ -362,7 +385,14 @@ def _approval(heading: str, body: list[str], block: _Block) -> _Reading:
         rest = [line.strip() for line in body[at:]] if at is not None else []
         command = " ".join(line for line in rest if line)[2:] or None
         title = f"Run: {_squash(command)}" if command else "Run a command"
-        return _Reading("permission", heading, title, heading, tuple(options), command)
+        drawn = list(rest)
+        while drawn and not drawn[-1]:
+            drawn.pop()
+        if drawn:
+            drawn[0] = drawn[0][2:]
+        return _Reading(
+            "permission", heading, title, heading, tuple(options), command, tuple(drawn)
+        )
     if heading == EDIT_HEADING:
         where = fields.get("Destination:")
         title = f"Edit: {where}" if where else "Edit files"
@@ -434,6 +464,10 @@ def _check_hooks(reading: _Reading, ctx: Context) -> None:
     told = _told(ctx)
     if reading.heading == RUN_HEADING and not _agrees(reading.shown, told):
         raise _Refused("the command on screen is not the one the hooks say is pending")
+    if reading.heading == RUN_HEADING and not reading.command:
+        raise _Refused("the dialog does not show its command: it cannot be compared")
+    if reading.heading == RUN_HEADING and not _same_command(reading.command, ctx.digest):
+        raise _Refused("the command on screen is not exactly the one the hooks say is pending")
     edited = reading.shown.split(",")[0] if reading.shown else None
     if reading.heading == EDIT_HEADING and edited and told and _bare(edited) not in _bare(told):
         raise _Refused("the file on screen is not in the patch the hooks say is pending")

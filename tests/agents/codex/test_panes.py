@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from purplemux.agents.codex.pane_title import parse_title
+from purplemux.agents.codex.pane_title import Layout, parse_title
 from purplemux.agents.codex.panes import Link, Thread, TuiPane, link
 from purplemux.model import TmuxLocation
 
@@ -10,14 +10,26 @@ HOME = "/home/u/.codex"
 PROJ = "/home/u/proj"
 
 
-def pane(pid: int, pane_id: str, title: str, started: float, cwd: str = PROJ) -> TuiPane:
+RUN_ID = Layout(("spinner", "run-state", "thread-id", "project-name"))
+"""A `[tui] terminal_title` that shows the thread id."""
+
+
+def pane(
+    pid: int,
+    pane_id: str,
+    title: str,
+    started: float,
+    cwd: str = PROJ,
+    layout: Layout | None = None,
+    home: str = HOME,
+) -> TuiPane:
     return TuiPane(
         TmuxLocation(pane_id, "/tmp/tmux-1/default", "w", "0"),
         pid,
         started,
         cwd,
-        HOME,
-        parse_title(title, cwd.rsplit("/", 1)[-1]),
+        home,
+        parse_title(title, cwd.rsplit("/", 1)[-1], layout or Layout()),
     )
 
 
@@ -63,7 +75,7 @@ def test_a_pane_that_already_has_its_thread_is_no_rival_of_a_new_one() -> None:
 
 
 def test_the_title_naming_the_thread_id_is_exact() -> None:
-    panes = [pane(10, "%0", "Ready | 01a2333b-f7f0-74e3-863a-94b9e... | proj", 100.0)]
+    panes = [pane(10, "%0", "Ready | 01a2333b-f7f0-74e3-863a-94b9e... | proj", 100.0, PROJ, RUN_ID)]
     threads = [
         thread("01a2333b-f7f0-74e3-863a-94b9e1111111", 90.0, "same"),
         thread("01a2333b-f7f0-74e3-863a-0000000000aa", 91.0, "same"),
@@ -96,3 +108,44 @@ def test_a_quit_tui_or_another_folder_gets_no_thread() -> None:
     elsewhere = pane(11, "%1", "proj", 100.0, cwd="/home/u/other")
     threads = [thread("t0", 101.0, cwd=PROJ)]
     assert link([quit_pane, elsewhere], threads, {}, now=102.0) == {}
+
+
+B_ID = "01a2333b-f7f0-74e3-863a-94b9e1111111"
+A_ID = "01a2333c-0000-74e3-863a-94b9e2222222"
+
+
+def test_a_first_prompt_holding_another_threads_id_takes_nobodys_pane() -> None:
+    """Security review, critical: A's first prompt was `deploy | <B's id>` (or its 29-character
+    prefix and "..."); Codex draws it verbatim in A's title. B's pane stays B's, A's is A's."""
+    for shown in (B_ID, f"{B_ID[:29]}..."):
+        prompt = f"deploy | {shown}"
+        panes = [
+            pane(10, "%0", f"{prompt} | proj", 100.0),  # started first: it was taken first
+            pane(11, "%1", "hello | proj", 200.0),
+        ]
+        threads = [thread(A_ID, 101.0, prompt), thread(B_ID, 201.0, "hello")]
+        assert threads_of(link(panes, threads, {}, now=300.0)) == {"%0": A_ID, "%1": B_ID}
+        # B's pane not drawn yet (a quick look): A still never takes B.
+        alone = link([panes[0]], [thread(B_ID, 201.0, "hello")], {}, now=300.0)
+        assert alone == {}
+
+
+def test_with_the_id_in_the_layout_the_users_text_still_claims_no_id() -> None:
+    """`[tui] terminal_title` with both the thread title and its id: only the id's own place is
+    read, and a reading where the user's text could be the id names none."""
+    shown = Layout(("spinner", "thread-title", "thread-id", "project-name"))
+    title = f"deploy | {B_ID} | {A_ID[:29]}... | proj"
+    panes = [pane(10, "%0", title, 100.0, PROJ, shown)]
+    threads = [thread(A_ID, 101.0, f"deploy | {B_ID}"), thread(B_ID, 90.0, "x")]
+    assert threads_of(link(panes, threads, {}, now=300.0)) == {"%0": A_ID}
+
+
+def test_an_id_in_its_place_links_only_a_thread_of_the_panes_own_home_and_folder() -> None:
+    title = f"Ready | {B_ID[:29]}... | proj"
+    elsewhere = Thread(id=B_ID, home="/home/v/.codex", created=90.0, cwd=PROJ, title="x")
+    other_folder = thread(B_ID, 90.0, "x", cwd="/home/u/other")
+    for t in (elsewhere, other_folder):
+        assert link([pane(10, "%0", title, 100.0, PROJ, RUN_ID)], [t], {}, now=120.0) == {}
+    assert threads_of(
+        link([pane(10, "%0", title, 100.0, PROJ, RUN_ID)], [thread(B_ID, 90.0, "x")], {}, 120.0)
+    ) == {"%0": B_ID}
