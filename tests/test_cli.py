@@ -141,6 +141,15 @@ class Watch:
                 return cells[0]
         return None
 
+    def exit_code(self, after: str, timeout: float = 60.0) -> int:
+        """Wait for the process to be gone (what a user sees); its exit code."""
+        wait_for(
+            lambda: self.proc.poll() is not None,
+            timeout=timeout,
+            what=f"`purplemux status --watch` to exit after {after}",
+        )
+        return self.proc.returncode
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -165,10 +174,28 @@ def test_status_watch_redraws_on_each_change_and_stops_on_ctrl_c(daemon: Daemon)
         assert watch.state_of(watch.frames()[-1], "gamma-3") == "review"
 
         watch.proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
-        assert watch.proc.wait(timeout=10) == 0
+        assert watch.exit_code(after="SIGINT") == 0
         assert watch.proc.stderr is not None
         assert watch.proc.stderr.read() == ""
     finally:
+        watch.stop()
+
+
+def test_status_watch_stops_on_ctrl_c_while_the_daemon_does_not_answer(daemon: Daemon) -> None:
+    """Ctrl-C must not wait on the daemon's answer to the feed's close (10 s in websockets): the
+    daemon is stopped (SIGSTOP: as busy as can be) until the command has exited."""
+    watch = Watch(daemon)
+    assert daemon.proc is not None
+    try:
+        wait_for(lambda: watch.frames(), what="the first frame")
+        daemon.proc.send_signal(signal.SIGSTOP)
+        watch.proc.send_signal(signal.SIGINT)
+        # Generous for a loaded machine, but well under websockets' 10 s close timeout.
+        assert watch.exit_code(after="SIGINT, the daemon stopped", timeout=8.0) == 0
+        assert watch.proc.stderr is not None
+        assert watch.proc.stderr.read() == ""
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
         watch.stop()
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
+WATCH_HANG_UP = 1.0
+"""Seconds `status --watch` waits, once it is done with a feed (Ctrl-C, a resync), for the daemon
+to answer its close. websockets would wait 10 s: a busy or stopped daemon held Ctrl-C that long."""
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -179,32 +184,52 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
             out.write(f"-- {time.strftime('%H:%M:%S')}\n" + table + limits)
         out.flush()
 
+    # Ctrl-C (KeyboardInterrupt) interrupts whatever runs: the read (a wait on a queue, which a
+    # signal interrupts), a redraw, a reconnection. Then the feed is closed without waiting long
+    # for the daemon (_hang_up), and the command ends with 0 and no traceback.
+    ws: ClientConnection | None = None
     try:
         while True:  # one pass per connection; a gap in seq means resync from a new snapshot
-            with _open_feed(settings) as ws:
-                follower.reset()
-                while True:
-                    try:
-                        raw = ws.recv(timeout=WATCH_REDRAW if tty and not as_json else None)
-                    except TimeoutError:
-                        draw()  # nothing changed, but the time in state did
-                        continue
-                    except ConnectionClosed:
-                        print(
-                            "purplemux: the daemon closed the feed (it stopped?); "
-                            "run `purplemux status --watch` again once it is back",
-                            file=sys.stderr,
-                        )
-                        return 1
-                    step = follower.take(json.loads(raw))
-                    if step is Step.RESYNC:
-                        break  # missed a change: reconnect for a fresh snapshot
-                    if step is Step.CHANGED:
-                        draw()
+            ws = _open_feed(settings)
+            follower.reset()
+            while True:
+                try:
+                    raw = ws.recv(timeout=WATCH_REDRAW if tty and not as_json else None)
+                except TimeoutError:
+                    draw()  # nothing changed, but the time in state did
+                    continue
+                except ConnectionClosed:
+                    print(
+                        "purplemux: the daemon closed the feed (it stopped?); "
+                        "run `purplemux status --watch` again once it is back",
+                        file=sys.stderr,
+                    )
+                    return 1
+                step = follower.take(json.loads(raw))
+                if step is Step.RESYNC:
+                    break  # missed a change: reconnect for a fresh snapshot
+                if step is Step.CHANGED:
+                    draw()
+            _hang_up(ws)
     except KeyboardInterrupt:
         if tty:
             out.write("\n")
         return 0
+    finally:
+        if ws is not None:
+            _hang_up(ws)
+
+
+def _hang_up(ws: ClientConnection) -> None:
+    """Close a feed, waiting at most WATCH_HANG_UP for the daemon's answer; idempotent.
+
+    The close frame goes at once; the wait for the daemon's reply runs in a daemon thread, so
+    nothing the daemon does (busy, stopped) and nothing in the library's locks can hold the
+    command past the bound. A second Ctrl-C ends the wait as well."""
+    closer = threading.Thread(target=ws.close, name="purplemux-feed-close", daemon=True)
+    closer.start()
+    with contextlib.suppress(KeyboardInterrupt):
+        closer.join(WATCH_HANG_UP)
 
 
 def _open_feed(settings: Settings) -> ClientConnection:
@@ -221,6 +246,7 @@ def _open_feed(settings: Settings) -> ClientConnection:
             "ws" + client.base_url.removeprefix("http") + "/api/stream",
             additional_headers={"Authorization": f"Bearer {token}"},
             open_timeout=client.timeout,
+            close_timeout=WATCH_HANG_UP,  # then the socket is dropped: see _hang_up
             proxy=None,  # the daemon is local: a proxy in the environment must not see it
             max_size=64 * 1024 * 1024,
         )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from purplemux.agents.claude.install import HOOK_EVENTS
+from tests.support.waiting import describe_probe
 
 from .logins import FAKE_API_KEY, login_variables, write_login_files
 
@@ -78,18 +79,24 @@ def wait_until(
     probe: Callable[[], T | None],
     timeout: float = DEFAULT_TIMEOUT,
     interval: float = POLL_INTERVAL,
-    describe: Callable[[], str] | str = "condition",
+    describe: Callable[[], str] | str | None = None,
 ) -> T:
     """Call ``probe`` until it returns something truthy, and return that; TimeoutError after
-    ``timeout`` seconds, with ``describe`` (a string or a callable giving the state) in it."""
+    ``timeout`` seconds, with ``describe`` (a string or a callable giving the state; by default
+    the probe's own source) and the probe's last value in it."""
     deadline = time.monotonic() + timeout
     while True:
         value = probe()
         if value:
             return value
         if time.monotonic() >= deadline:
-            detail = describe() if callable(describe) else describe
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for: {detail}")
+            if describe is None:
+                detail = describe_probe(probe)
+            else:
+                detail = describe() if callable(describe) else describe
+            raise TimeoutError(
+                f"timed out after {timeout:.0f}s waiting for: {detail} (last: {value!r})"
+            )
         time.sleep(interval)
 
 

@@ -14,6 +14,7 @@ from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
 from purplemux.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload
+from tests.support.waiting import describe_probe
 
 from .conftest import LAUNCH_ARGS, Site
 
@@ -48,7 +49,9 @@ def poll(page: Page, probe: Callable[[], T | None], timeout: float = 15.0) -> T:
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
+            raise AssertionError(
+                f"condition not met for {describe_probe(probe)} within {timeout} s"
+            )
         page.wait_for_timeout(25)
 
 

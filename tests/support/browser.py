@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.support.daemon import Daemon, wait_for
 from tests.support.hooks import run_hook
+from tests.support.waiting import describe_probe
 
 PROMPT_TOOL = {"command": "rm -rf build && make deploy"}
 
@@ -92,5 +93,7 @@ def poll(page: Page, probe: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not probe():
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
+            raise AssertionError(
+                f"condition not met for {describe_probe(probe)} within {timeout} s"
+            )
         page.wait_for_timeout(20)

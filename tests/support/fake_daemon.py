@@ -43,6 +43,14 @@ class FakeDaemon:
     port: int = 0
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 2048
+    """The listen queue the real daemon has (uvicorn's default backlog). socketserver's 5 was too
+    few: with ten hooks at once on a loaded machine, the queue filled before the accept loop ran,
+    the kernel dropped the other connections, curl's 1 s connect timeout ran out before its
+    retry and those events were spooled, never POSTed."""
+
+
 def start_daemon(daemon: FakeDaemon) -> http.server.ThreadingHTTPServer:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -60,7 +68,7 @@ def start_daemon(daemon: FakeDaemon) -> http.server.ThreadingHTTPServer:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     daemon.port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
