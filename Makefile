@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test-deps test test-fast lint typecheck mutation bench screenshot clean
+.PHONY: setup test-deps test test-fast lint typecheck mutation bench screenshot clean flakes
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,11 @@ typecheck: setup
 # (>= 95 % killed). Survivors are explained in tests/expected_transitions.md.
 mutation: setup
 	$(BIN)/python -m scripts.mutation --min 95
+
+# Tests run again and again beside CPU burners, each failed run reported (default: the test files
+# changed in the last 15 commits), e.g. make flakes FLAKES_ARGS="--runs 10 --burners 3 TEST_ID".
+flakes: setup
+	$(BIN)/python -m scripts.flakes $(FLAKES_ARGS)
 
 # The real-CLI latencies (section 6) come from the e2e tier, which records them as it runs.
 bench: test-deps
