@@ -42,6 +42,11 @@ EVERYONE = (20, 600.0)
 """At most 20 prompts in all in ten minutes (sessions of one account share a reset)."""
 PAST = "the reset was already past when the wall was seen (a clock behind, or a stale time)"
 """Why the setting leaves a wall alone whose reset was past when it armed it."""
+SLACK = 60.0
+"""Seconds a reset may lie before the arming and still be this wall's own, not a stale one:
+Claude's hook says the reset to the minute (the transcript's exact time comes later), so at
+a wall that resets within the minute the hook's time can already be past (verified on
+2.1.332: a reset 15 s ahead)."""
 STOPPED = "auto-resume stopped: the turn it resumed hit the usage limit again at once"
 """Why the setting stops for a session (until the user arms it again)."""
 AT_REST = frozenset({State.REVIEW, State.IDLE})
@@ -150,7 +155,7 @@ def decide(s: Session, now: float) -> Decision:
     at = due_at(s)
     if at is None:
         return Decision("cancel", reason="the limit's reset time is unknown")
-    if r.by == SETTING and s.limit is not None and (s.limit.resets_at or 0.0) <= r.at:
+    if r.by == SETTING and s.limit is not None and (s.limit.resets_at or 0.0) <= r.at - SLACK:
         return Decision("skip", reason=PAST)
     return Decision("due", at) if now >= at else Decision("wait", at)
 

@@ -19,6 +19,7 @@ from purplemux.resume import (
     EVERYONE,
     PAST,
     PER_SESSION,
+    SLACK,
     STOPPED,
     Budget,
     by_setting,
@@ -149,8 +150,12 @@ def test_the_setting_never_types_a_wall_whose_reset_was_past_when_it_armed_it() 
     for later in (now, now + DELAY, now + 3600):
         assert (decide(five_past, later).what, decide(five_past, later).reason) == ("skip", PAST)
     # The reset moved back after the arming (the hook's minute, then the transcript's second).
-    moved_back = replace(five_past, limit=replace(WALL, resets_at=now - 1))
+    moved_back = replace(five_past, limit=replace(WALL, resets_at=now - 120))
     assert decide(moved_back, now + DELAY).what == "skip"
+    # Within the hook's minute before the arming: this wall's own reset (Claude's hook rounds
+    # it), not a stale one: typed after the delay.
+    this_minute = replace(five_past, limit=replace(WALL, resets_at=now - SLACK + 1))
+    assert decide(this_minute, now + DELAY).what == "due"
     # A reset still ahead when armed is typed after it, once the delay is over.
     ahead = by_the_setting(now + 10, now)
     assert decide(ahead, now + 10 + DELAY - 1).what == "wait"

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import pytest
 
+from purplemux.agents.codex.hooks import digest
 from purplemux.agents.codex.screen import (
     NoKeys,
     imitates_dialog,
@@ -54,6 +55,7 @@ def context_of(call: HookCall, since: float = 100.0) -> Context:
         tool=tool,
         summary=describe_tool(tool, tool_input),
         lookalike=imitates_dialog(tool_input, tool),
+        digest=digest(tool_input),
     )
 
 
