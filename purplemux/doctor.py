@@ -16,9 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from purplemux import __version__
+from purplemux import __version__, hookfiles
 from purplemux.agents.claude import statusline
-from purplemux.agents.claude.install import HOOK_EVENTS, SCRIPT_NAME, is_ours
+from purplemux.agents.claude.install import (
+    HOOK_EVENTS,
+    SCRIPT_NAME,
+    SettingsError,
+    is_ours,
+    read_file,
+)
 from purplemux.settings import Account, Settings
 from purplemux.termtext import clean
 from purplemux.tmux import TmuxError, run_blocking
@@ -183,16 +189,26 @@ def _claude_settings(
     return path, name, f"run `purplemux install-hooks{pick}`"
 
 
+def _settings_json(path: Path) -> object:
+    """settings.json's JSON value, None when it is missing; SettingsError when it is not a
+    readable file (read as the installer reads it: a FIFO never blocks), ValueError when it is
+    not JSON."""
+    raw = read_file(path)
+    return None if raw is None else json.loads(raw.decode("utf-8"))
+
+
 def check_hooks(settings: Settings, account: Account | None = None) -> Check:
     """Our hook is registered for every event, runs an existing script, for this daemon home
     (in `account`'s settings.json; default: the first Claude account's)."""
     path, name, fix = _claude_settings(settings, "hooks", account)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Check(name, "fail", f"{path} does not exist", fix)
-    except (OSError, ValueError) as exc:
+        data = _settings_json(path)
+    except SettingsError as exc:  # not a readable file: said as the installer says it
+        return Check(name, "fail", str(exc).removesuffix(hookfiles.FIX), "then " + fix)
+    except ValueError as exc:
         return Check(name, "fail", f"cannot read {path}: {exc}", "fix the JSON, then " + fix)
+    if data is None:
+        return Check(name, "fail", f"{path} does not exist", fix)
     hooks = data.get("hooks") if isinstance(data, dict) else None
     commands: dict[str, list[str]] = {}
     for event in HOOK_EVENTS:
@@ -231,8 +247,10 @@ def check_statusline(settings: Settings, account: Account | None = None) -> Chec
     depends on it). Its settings.json unreadable is check_hooks' failure, not this one's."""
     path, name, fix = _claude_settings(settings, "statusline", account)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = _settings_json(path)
+    except ValueError:
+        data = None
+    if data is None:
         return Check(name, "warn", f"cannot read {path}: usage limits will not show", fix)
     current = data.get(statusline.KEY) if isinstance(data, dict) else None
     is_command = isinstance(current, dict) and current.get("type") == "command"

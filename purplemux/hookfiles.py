@@ -2,15 +2,18 @@
 user's config file is replaced safely (a timestamped backup first, then one atomic rename that
 keeps the file's mode).
 
-It sits low in the layers so that both the Claude installer (install.py) and the agent packages
-(agents/codex/install.py) use the same rules: a hook item is ours when its command names our
-status-hook.sh and purplemux, whatever home it points at, and a file is never left half-written.
+It sits low in the layers so that both installers (agents/claude/install.py,
+agents/codex/install.py) use the same rules: a config file is read only when it is a readable
+regular file (read_file: a FIFO or device is never opened for a blocking read), and is never
+left half-written. Which hook is ours is each agent's own rule: the exact command it writes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -19,19 +22,61 @@ SCRIPT_NAME = "status-hook.sh"
 NEW_FILE_MODE = 0o600  # settings can hold secrets (an env block with API keys, provider keys)
 
 
-def is_our_command(command: object) -> bool:
-    """Whether a hook command line runs our status hook (closing quotes aside, any home)."""
-    if not isinstance(command, str):
-        return False
-    return "purplemux" in command.lower() and command.strip().rstrip("'\"").endswith(SCRIPT_NAME)
+FIX = " and run again; nothing was changed"
+"""The end of every refusal: the user fixes the file, runs the command again, lost nothing."""
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist."""
+class FileRefused(ValueError):
+    """A config path holds something other than a readable regular file; nothing was read."""
+
+
+def read_file(path: Path, agent: str) -> bytes | None:
+    """path's bytes (through a link), None when nothing is there; FileRefused, naming the path
+    and the fix, for anything but a readable regular file. A FIFO or device is never read: its
+    type is checked first, and the open itself cannot block (O_NONBLOCK) or take a terminal
+    (O_NOCTTY). `agent` is who reads the file, for the message ("Claude", "Codex")."""
     try:
-        return path.read_bytes()
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_a_file(path, info.st_mode, agent)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
-        return None
+        return None  # a link to a file not made yet included: it is written through the link
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):  # swapped since the stat
+            raise _not_a_file(path, mode, agent)
+        try:
+            return f.read()
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+
+
+def _not_a_file(path: Path, mode: int, agent: str) -> FileRefused:
+    kinds = (
+        (stat.S_ISDIR, "folder"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), "special file")
+    return FileRefused(
+        f"{path} is a {kind}, not a file: move it away ({agent} reads {path.name} as a file){FIX}"
+    )
+
+
+def _unreadable(path: Path, exc: OSError) -> FileRefused:
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ELOOP:
+        what = "is a symbolic link that loops: point it at a file or remove it"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        what = f"cannot be read ({reason}): make it readable (chmod u+r) or move it away"
+    else:
+        what = f"cannot be read ({reason}): fix it or move it away"
+    return FileRefused(f"{path} {what}{FIX}")
 
 
 def replace_file(path: Path, original: bytes | None, data: bytes) -> Path | None:

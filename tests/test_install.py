@@ -16,6 +16,7 @@ from purplemux import paths
 from purplemux.agents.claude import install as inst
 from purplemux.agents.claude.install import (
     HOOK_EVENTS,
+    SCRIPT_NAME,
     SettingsError,
     hook_command,
     merge_hooks,
@@ -94,7 +95,8 @@ def test_merge_is_idempotent() -> None:
 
 
 def test_merge_replaces_a_moved_install_instead_of_duplicating() -> None:
-    old = merge_hooks(user_settings(), "/old/place/.purplemux/status-hook.sh", HOOK_EVENTS)
+    old_home = Path("/old/place/.purplemux")
+    old = merge_hooks(user_settings(), hook_command(old_home / SCRIPT_NAME, old_home), HOOK_EVENTS)
     moved = merge_hooks(old, CMD, HOOK_EVENTS)
     for event in HOOK_EVENTS:
         assert [h["command"] for h in our_items(moved, event)] == [CMD]
@@ -137,10 +139,14 @@ def test_uninstall_keeps_user_empty_containers() -> None:
 
 
 def test_uninstall_removes_only_our_items_from_a_shared_entry() -> None:
-    ours = {"type": "command", "command": "'/x y/purplemux/status-hook.sh'"}
-    theirs = {"type": "command", "command": "my-status-hook.sh"}  # no "purplemux": not ours
-    settings = {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs, ours]}]}}
-    assert remove_hooks(settings) == {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs]}]}}
+    home = Path("/x y/purplemux")
+    ours = {"type": "command", "command": hook_command(home / SCRIPT_NAME, home)}
+    theirs = {"type": "command", "command": "my-status-hook.sh"}
+    # Not the line install-hooks writes, though it names purplemux and status-hook.sh: not ours.
+    alike = {"type": "command", "command": "'/x y/purplemux/status-hook.sh'"}
+    settings = {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs, ours, alike]}]}}
+    kept = {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs, alike]}]}}
+    assert remove_hooks(settings) == kept
 
 
 def test_hook_command_is_recognised_as_ours(tmp_path: Path) -> None:

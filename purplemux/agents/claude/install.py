@@ -1,10 +1,15 @@
 """Claude Code's hooks in its settings.json: a pure merge, then one atomic write (install-hooks).
 
-Our hook items are recognised by their command: it ends with `status-hook.sh` (closing quotes
-aside) and contains `purplemux` in any case. Installing again with another command (the home
-moved, or the package did) therefore replaces our old items instead of adding a second set, and
-uninstall finds them wherever they point. `hook_command` always names PURPLEMUX_HOME, so the rule
-holds for any home. Everything else in the file, and every other hook, is kept as it was.
+Our hook items are recognised by their exact command: the whole line is what `hook_command`
+writes for the home it names (``PURPLEMUX_HOME=<home> <home>/status-hook.sh``, the only form
+install-hooks has ever written), so a user's hook that merely mentions purplemux or ends in
+status-hook.sh is never taken. Installing again for another home therefore replaces our old items
+instead of adding a second set, and uninstall finds them wherever they point. Everything else in
+the file, and every other hook, is kept as it was.
+
+settings.json is read only when it is a readable regular file (hookfiles.read_file): a FIFO,
+socket, device, folder, link loop or unreadable file there raises SettingsError naming it and
+the fix, and nothing is written.
 
 One case cannot round-trip: an event array the user had left empty and that install appended to
 is dropped by uninstall, as one that install created; Claude treats both the same.
@@ -69,10 +74,24 @@ def hook_command(script: Path, home: Path) -> str:
 
 
 def is_ours(hook: Any) -> bool:
-    """Whether one hook item of a settings file is a purplemux status hook."""
+    """Whether one hook item of a settings file is ours: its command is one hook_command wrote."""
     if not isinstance(hook, dict) or hook.get("type") != "command":
         return False
-    return hookfiles.is_our_command(hook.get("command"))
+    return is_our_command(hook.get("command"))
+
+
+def is_our_command(command: object) -> bool:
+    """Whether command is, byte for byte, hook_command's line for the home it names."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) != 2 or not words[0].startswith("PURPLEMUX_HOME="):
+        return False
+    home = Path(words[0].removeprefix("PURPLEMUX_HOME="))
+    return command == hook_command(home / SCRIPT_NAME, home)
 
 
 def merge_hooks(settings: dict[str, Any], command: str, events: Sequence[str]) -> dict[str, Any]:
@@ -184,12 +203,21 @@ def uninstall(settings_path: Path) -> InstallResult:
 
 def write_standalone(path: Path, command: str) -> InstallResult:
     """Write a settings file holding only our hooks, for `claude --settings FILE`."""
-    return _commit(path, hookfiles.read_bytes(path), merge_hooks({}, command, HOOK_EVENTS))
+    return _commit(path, read_file(path), merge_hooks({}, command, HOOK_EVENTS))
+
+
+def read_file(path: Path) -> bytes | None:
+    """A settings file's bytes, None when missing; SettingsError for anything but a readable
+    regular file (hookfiles.read_file: a FIFO or device is never opened for a blocking read)."""
+    try:
+        return hookfiles.read_file(path, "Claude")
+    except hookfiles.FileRefused as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     """The file's bytes (None when missing) and its JSON object; SettingsError if not one."""
-    original = hookfiles.read_bytes(path)
+    original = read_file(path)
     if original is None or not original.strip():
         return original, {}  # missing or empty: nothing configured yet
     try:

@@ -40,20 +40,25 @@ def wrapper_command(script: Path, home: Path, user_command: str | None) -> str:
 
 
 def wrapped_command(command: object) -> tuple[bool, str | None]:
-    """(is it our wrapper, the user's command it carries or None)."""
-    if not isinstance(command, str) or "purplemux" not in command.lower():
+    """(is it our wrapper, the user's command it carries or None).
+
+    Ours only when the whole line is, byte for byte, what wrapper_command writes for the home it
+    names (``PURPLEMUX_HOME=<home> <home>/statusline.sh [command]``): a user's own line that
+    names PURPLEMUX_HOME or a statusline.sh elsewhere (even under a "purplemux" folder) is never
+    taken."""
+    if not isinstance(command, str):
         return False, None
     try:
         words = shlex.split(command)
     except ValueError:
         return False, None
-    # Exactly what wrapper_command writes: PURPLEMUX_HOME=..., .../statusline.sh, [command].
-    # A user's own script of that name (even under a "purplemux" folder) is never taken.
     if not 2 <= len(words) <= 3 or not words[0].startswith("PURPLEMUX_HOME="):
         return False, None
-    if not words[1].endswith("/" + SCRIPT_NAME):
+    home = Path(words[0].removeprefix("PURPLEMUX_HOME="))
+    user = words[2] if len(words) == 3 else None
+    if command != wrapper_command(home / SCRIPT_NAME, home, user):
         return False, None
-    return True, words[2] if len(words) == 3 else None
+    return True, user
 
 
 def wrap(settings: dict[str, Any], script: Path, home: Path) -> Outcome:

@@ -42,13 +42,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import errno
 import json
 import math
 import os
 import re
 import shlex
-import stat
 import tomllib
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -422,8 +420,7 @@ def _written_dotted(table: Any, name: str) -> bool:
     return any(key is not None and key.key == name and key.is_dotted() for key, _ in body)
 
 
-_FIX = " and run again; nothing was changed"
-"""The end of every refusal: the user fixes the file, runs the command again, lost nothing."""
+_FIX = hookfiles.FIX
 
 
 def _toml_kind(value: Any) -> str:
@@ -548,51 +545,12 @@ def _toml_text_without(doc: tomlkit.TOMLDocument, original: bytes | None) -> str
 
 
 def _read_file(path: Path) -> bytes | None:
-    """path's bytes (through a link), None when nothing is there; CodexConfigError for anything
-    but a readable regular file. A FIFO or device is never read: its type is checked first, and
-    the open itself cannot block (O_NONBLOCK) or take a terminal (O_NOCTTY)."""
+    """path's bytes, None when nothing is there; CodexConfigError for anything but a readable
+    regular file (hookfiles.read_file: a FIFO or device is never opened for a blocking read)."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise _not_a_file(path, info.st_mode)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None  # a link to a file not made yet included: it is written through the link
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(f.fileno()).st_mode
-        if not stat.S_ISREG(mode):  # swapped since the stat
-            raise _not_a_file(path, mode)
-        try:
-            return f.read()
-        except OSError as exc:
-            raise _unreadable(path, exc) from None
-
-
-def _not_a_file(path: Path, mode: int) -> CodexConfigError:
-    kinds = (
-        (stat.S_ISDIR, "folder"),
-        (stat.S_ISFIFO, "FIFO (named pipe)"),
-        (stat.S_ISSOCK, "socket"),
-        (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"),
-    )
-    kind = next((name for test, name in kinds if test(mode)), "special file")
-    return CodexConfigError(
-        f"{path} is a {kind}, not a file: move it away (Codex reads {path.name} as a file){_FIX}"
-    )
-
-
-def _unreadable(path: Path, exc: OSError) -> CodexConfigError:
-    reason = exc.strerror or type(exc).__name__
-    if exc.errno == errno.ELOOP:
-        what = "is a symbolic link that loops: point it at a file or remove it"
-    elif exc.errno in (errno.EACCES, errno.EPERM):
-        what = f"cannot be read ({reason}): make it readable (chmod u+r) or move it away"
-    else:
-        what = f"cannot be read ({reason}): fix it or move it away"
-    return CodexConfigError(f"{path} {what}{_FIX}")
+        return hookfiles.read_file(path, "Codex")
+    except hookfiles.FileRefused as exc:
+        raise CodexConfigError(str(exc)) from None
 
 
 def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any], str | None]:
