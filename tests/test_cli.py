@@ -104,6 +104,10 @@ def test_status_says_how_to_start_a_stopped_daemon(
         assert "purplemux serve" in capsys.readouterr().err
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """`purplemux status --watch` in its own process, its output collected by a thread."""
 
@@ -114,6 +118,9 @@ class Watch:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # Ctrl-C's default, as a terminal gives it: a test runner's worker (pytest-xdist's)
+            # may ignore SIGINT, and a child inherits an ignored signal.
+            preexec_fn=_default_sigint,
         )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
