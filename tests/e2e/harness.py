@@ -491,6 +491,10 @@ class SessionStatusWatcher:
 # Timings, for the report at the end of the run
 
 TIMINGS: list[tuple[str, float]] = []
+"""(what, seconds) of this process's e2e tests: summed up at the end of the run (a worker of
+pytest-xdist hands its own to the main process: tests/support/e2e_report.py)."""
+REPORT_LINES: list[str] = []
+"""More lines for the end of the run's summary (the latencies against their targets)."""
 
 
 def record_timing(name: str, seconds: float) -> None:
