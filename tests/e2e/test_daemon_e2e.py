@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support import Daemon
+from tests.support.e2e_report import REPORT_LINES
 
 from .conftest import FeedRecorder, SessionUpdate, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
@@ -36,7 +37,6 @@ from .harness import (
     NO_STATE_HOOKS,
     PERMISSION_QUESTION,
     REPO_ROOT,
-    REPORT_LINES,
     ClaudeHome,
     StatusChange,
     TmuxClaude,

@@ -2,7 +2,9 @@
 tests/conftest.py's pytest_plugins, so the main process has it even when it collects nothing).
 
 Under pytest-xdist the tests run in workers: each hands its timings and lines to the main
-process through ``workeroutput``, and the main process prints them all once."""
+process through ``workeroutput``, and the main process prints them all once. The lists are
+here, in a module imported under one name only: pytest imports tests/e2e's modules as
+``e2e.harness`` and others import ``tests.e2e.harness``, two copies of that module."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import REPORT_LINES, TIMINGS
+TIMINGS: list[tuple[str, float]] = []
+"""(what, seconds) of this process's e2e tests (tests/e2e/harness.py's record_timing)."""
+REPORT_LINES: list[str] = []
+"""More lines for the summary (the latencies against their targets)."""
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
