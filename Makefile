@@ -3,7 +3,13 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test-deps test test-fast lint typecheck mutation bench screenshot clean flakes
+# Worker processes of the test suite (pytest-xdist). Most of a real-CLI test is waiting on the
+# CLI, tmux or the daemon, so more workers than cores pay; each test still runs one CLI at a time.
+# --dist loadgroup: a test marked xdist_group runs with the rest of its group on one worker.
+JOBS ?= 4
+PYTEST_PAR := -n $(JOBS) --dist loadgroup
+
+.PHONY: setup test-deps test test-fast test-e2e test-browser lint typecheck mutation bench screenshot clean flakes
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,11 +25,20 @@ setup: $(VENV)/.installed
 test-deps: setup
 	sh scripts/install-test-deps.sh
 
+# Everything (the README's test command; .ci/run calls it). PYTEST_ARGS adds options, e.g.
+# PYTEST_ARGS="--durations=25"; JOBS=0 runs it in this one process.
 test: test-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PAR) $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not e2e and not browser"
+	$(BIN)/python -m pytest $(PYTEST_PAR) -m "not e2e and not browser" $(PYTEST_ARGS)
+
+# One tier while developing: the real CLIs in tmux, or Chromium.
+test-e2e: test-deps
+	$(BIN)/python -m pytest $(PYTEST_PAR) -m e2e $(PYTEST_ARGS)
+
+test-browser: test-deps
+	$(BIN)/python -m pytest $(PYTEST_PAR) -m browser $(PYTEST_ARGS)
 
 # lint-imports: the layer, independence and no-cycle contracts in pyproject.toml.
 lint: setup

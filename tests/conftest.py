@@ -13,8 +13,9 @@ from tests.support.samples import SAMPLES, load_hooks
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytest_plugins = ["tests.support.plugin"]
-"""The shared fixtures (daemon, client, serve) and helpers live in tests/support."""
+pytest_plugins = ["tests.support.plugin", "tests.support.e2e_report"]
+"""The shared fixtures (daemon, client, serve) and helpers live in tests/support; e2e_report
+sums up the e2e tier's timings at the end of the run (from every xdist worker)."""
 
 __all__ = ["REPO", "SAMPLES", "load_hooks"]
 

@@ -18,9 +18,11 @@ import contextlib
 import io
 import json
 import logging
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -55,11 +57,15 @@ Part = Callable[[Runtime], Coroutine[Any, Any, None]]
 
 
 @pytest.fixture(autouse=True)
-def private_tmux_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default tmux server of these daemons is their own (no one else's is attached to)."""
-    folder = tmp_path / "tmux-tmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMUX_TMPDIR", str(folder))
+def private_tmux_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The default tmux server of these daemons is their own (no one else's is attached to).
+
+    A short folder in /tmp, not under tmp_path: a socket's path holds at most 107 bytes, and
+    under pytest-xdist tmp_path is longer (.../popen-gw3/test_.../tmux-tmp/tmux-0/pmx-test-...)."""
+    folder = tempfile.mkdtemp(prefix="pmx-tmux-")
+    monkeypatch.setenv("TMUX_TMPDIR", folder)
+    yield
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.asynccontextmanager

@@ -73,7 +73,6 @@ from .codex_fixtures import (  # noqa: F401 - fixtures, found by name
 )
 from .fake_api import FakeAnthropicAPI
 from .harness import (
-    TIMINGS,
     ClaudeHome,
     HarnessError,
     HookLog,
@@ -454,17 +453,3 @@ def chromium() -> Iterator[Browser]:
 def page(chromium: Browser) -> Iterator[Page]:
     with new_page(chromium) as fresh:
         yield fresh
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not TIMINGS:
-        return
-    by_name: dict[str, list[float]] = {}
-    for name, seconds in TIMINGS:
-        by_name.setdefault(name, []).append(seconds)
-    terminalreporter.write_sep("-", "e2e timings (the real CLIs with the fake APIs)")
-    for name, values in by_name.items():
-        terminalreporter.write_line(
-            f"{name}: n={len(values)} min={min(values):.2f}s "
-            f"median={sorted(values)[len(values) // 2]:.2f}s max={max(values):.2f}s"
-        )

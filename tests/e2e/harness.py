@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from purplemux.agents.claude.install import HOOK_EVENTS
+from tests.support.e2e_report import TIMINGS
 from tests.support.waiting import describe_probe
 
 from .logins import FAKE_API_KEY, login_variables, write_login_files
@@ -490,7 +491,9 @@ class SessionStatusWatcher:
 # ---------------------------------------------------------------------------------------------
 # Timings, for the report at the end of the run
 
-TIMINGS: list[tuple[str, float]] = []
+# TIMINGS (and REPORT_LINES) live in tests/support/e2e_report.py (imported from there, they are the
+# same lists however this module is imported: pytest names it e2e.harness, others
+# tests.e2e.harness), which prints them at the end of the run.
 
 
 def record_timing(name: str, seconds: float) -> None:

@@ -15,7 +15,7 @@ Every wait polls with a generous deadline; nothing sleeps a fixed time.
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import json
 import os
 import re
@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support import Daemon
+from tests.support.e2e_report import REPORT_LINES
 
 from .conftest import FeedRecorder, SessionUpdate, StartClaude
 from .fake_api import DONE_ANSWER, PLAIN_ANSWER
@@ -63,6 +64,8 @@ TARGETS: dict[str, tuple[str, float]] = {
 }
 LATENCIES: dict[str, list[float]] = {key: [] for key in TARGETS}
 LATENCIES["screen_poll_step_s"] = []  # the granularity of each "dialog on screen" stamp
+CLAUDE_KEYS = frozenset(LATENCIES)
+"""This module's keys (test_codex_daemon_e2e.py adds its own to LATENCIES and merges them)."""
 DIALOG_SAMPLES = 5
 
 
@@ -73,24 +76,24 @@ def hook_command(daemon_hook_command: str) -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def latency_report(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After the module: print the latencies against their targets and merge them into
-    benchmarks/results/e2e-latencies.json."""
+def latency_report() -> Iterator[None]:
+    """After the module: merge its latencies into benchmarks/results/e2e-latencies.json and
+    list them against their targets in the summary at the end of the run.
+
+    The module can be set up more than once in a run (its tests are ordered by release, and
+    pytest-xdist spreads them over workers): each time merges only what it measured since."""
     yield
-    if not any(LATENCIES.values()):
+    mine = {key: values for key, values in LATENCIES.items() if key in CLAUDE_KEYS}
+    if not any(mine.values()):
         return
-    merge_latencies(LATENCY_FILE, LATENCIES)
-    lines = [f"e2e latencies (appended to {LATENCY_FILE}):"]
-    for key, values in LATENCIES.items():
-        if key not in TARGETS:
-            continue
-        label, target = TARGETS[key]
-        shown = ", ".join(f"{v:.3f}" for v in values) or "not measured"
-        lines.append(f"  {label}: {shown} s (target {target} s)")
-    # Module teardown output is captured; show this on the terminal like the timing summary.
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print("\n" + "\n".join(lines))
+    merge_latencies(LATENCY_FILE, mine)
+    REPORT_LINES.append(f"e2e latencies (appended to {LATENCY_FILE}):")
+    for key, values in mine.items():
+        if key in TARGETS:
+            label, target = TARGETS[key]
+            shown = ", ".join(f"{v:.3f}" for v in values) or "not measured"
+            REPORT_LINES.append(f"  {label}: {shown} s (target {target} s)")
+        LATENCIES[key] = []
 
 
 def measured(key: str, seconds: float) -> None:
@@ -119,20 +122,25 @@ def claude_file_reference(claude: TmuxClaude, status: str, action: Stamp, label:
 
 
 def merge_latencies(path: Path, new: dict[str, list[float]]) -> None:
-    """Append to the lists already in the file (a broken file is started afresh)."""
+    """Append to the lists already in the file (a broken file is started afresh).
+
+    Under an exclusive lock on a file beside it: pytest-xdist workers may finish their modules at
+    the same moment, and a read-modify-write without it would lose one's values."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    for key, values in new.items():
-        old = data.get(key)
-        data[key] = (old if isinstance(old, list) else []) + values
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(path)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        for key, values in new.items():
+            old = data.get(key)
+            data[key] = (old if isinstance(old, list) else []) + values
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.replace(path)
 
 
 # ---------------------------------------------------------------------------------------------
