@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
+WATCH_TICK = 0.5
+"""Seconds `status --watch` waits on the feed at most before it looks again: Ctrl-C is taken
+only by the main thread's next step, and the signal may reach another thread (the feed's
+reader), so an endless wait could hold it (seen under load)."""
 WATCH_HANG_UP = 1.0
 """Seconds `status --watch` waits, once it is done with a feed (Ctrl-C, a resync), for the daemon
 to answer its close. websockets would wait 10 s: a busy or stopped daemon held Ctrl-C that long."""
@@ -188,15 +192,19 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
     # signal interrupts), a redraw, a reconnection. Then the feed is closed without waiting long
     # for the daemon (_hang_up), and the command ends with 0 and no traceback.
     ws: ClientConnection | None = None
+    redraws = tty and not as_json
     try:
         while True:  # one pass per connection; a gap in seq means resync from a new snapshot
             ws = _open_feed(settings)
             follower.reset()
+            next_draw = time.monotonic() + WATCH_REDRAW
             while True:
                 try:
-                    raw = ws.recv(timeout=WATCH_REDRAW if tty and not as_json else None)
+                    raw = ws.recv(timeout=WATCH_TICK)
                 except TimeoutError:
-                    draw()  # nothing changed, but the time in state did
+                    if redraws and time.monotonic() >= next_draw:
+                        next_draw = time.monotonic() + WATCH_REDRAW
+                        draw()  # nothing changed, but the time in state did
                     continue
                 except ConnectionClosed:
                     print(
