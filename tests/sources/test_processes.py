@@ -327,14 +327,23 @@ def test_tmux_env_is_read_from_a_real_process_wherever_it_sits() -> None:
     try:
         for name, proc in procs.items():
             want = cases[name][1]
-            # (env execs sleep: the environment is the one given once its argv says sleep)
-            wait_for(lambda p=proc: _proc_name(p.pid) == "sleep", what=f"{name} to exec")
+            # (env execs sleep: the environment is the one given once sleep sleeps; its name
+            # changes a moment before the kernel sets where the new environment lies)
+            wait_for(
+                lambda p=proc: _proc_name(p.pid) == "sleep" and _proc_state(p.pid) == "S",
+                what=f"{name} to exec and sleep",
+            )
             assert tmux_env(proc.pid) == want, name
         assert tmux_env(2**22 + 1) is None  # no such process
     finally:
         for proc in procs.values():
             proc.kill()
             proc.wait()
+
+
+def _proc_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rpartition(b")")[2].split()[0].decode()
 
 
 def _proc_name(pid: int) -> str:
