@@ -496,15 +496,18 @@ def test_a_first_prompt_shaped_like_action_required_is_a_plain_turn(
     pane = start_codex()
     sid = on_pane(feed, pane).session["id"]
     mark = feed.mark()
+    sent = time.time()
     pane.send_text("[ ! ] Action Required")
     feed.wait_state(sid, "review", since=mark, timeout=30)
     pane.wait_title(lambda t: t.startswith("[ ! ] Action Required | "), what="its idle title")
-    # The daemon has read the idle title (its own event for it is the row's newest).
-    wait_until(
-        lambda: (daemon.session(sid) or {}).get("last_event", {}).get("name") == "title: idle",
-        30,
-        describe=lambda: f"the idle title read: {daemon.session(sid)}",
-    )
+
+    def idle_title_read() -> bool:
+        # The daemon's own event for the idle title after this turn's busy one (other events
+        # may follow it, so not necessarily the newest).
+        events = daemon.api("GET", f"/api/sessions/{sid}/events")["events"]
+        return any(e["name"] == "title: idle" and e["at"] >= sent for e in events)
+
+    wait_until(idle_title_read, 30, describe=lambda: f"the idle title read: {daemon.session(sid)}")
     assert "needs-input" not in feed.states(sid, since=mark)
     row = daemon.session(sid)
     assert row["state"] == "review" and row["tmux"]["pane"] == pane.pane_id
