@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.claude.install import hook_command
 from tests.e2e.fake_api import FakeAnthropicAPI
 from tests.e2e.harness import (

@@ -4,7 +4,7 @@ Generates a day of work (seeded, so every run folds the same log): each session 
 turns of prompt → tools (some behind a permission dialog that waits for an answer) → transcript
 token totals → stop, each review dismissed after a while. Then it measures, on this machine:
 
-- fold: every session's events folded again through the state machine (purplemux.history.replay)
+- fold: every session's events folded again through the state machine (core.history.replay)
   plus the summary over the day (summarize), from typed events in memory: the pure core;
 - from the store: the same from a real SQLite event log (Store.commit of all of them), reading
   and decoding the rows first, as GET /api/summary does;
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Daemon, Stats, api, bench_daemon, tempdir
-from purplemux import events as ev
-from purplemux.events import Event, Source
-from purplemux.history import Ledger, events_from_rows, replay, summarize
-from purplemux.model import Tokens
-from purplemux.store import Store
+from purplemux.core import events as ev
+from purplemux.core.events import Event, Source
+from purplemux.core.history import Ledger, events_from_rows, replay, summarize
+from purplemux.core.model import Tokens
+from purplemux.io.store import Store
 from tests.support.hooks import send_hook
 
 DAY0 = 1_790_000_000.0

@@ -124,9 +124,9 @@ def codex_title(thread: str, project: str) -> str:
     """The pane title Codex 0.171.0 draws when idle with the run-state and thread-id items (it
     cuts the id to its first 29 characters), checked with this tree's parser."""
     from purplemux.agents.codex import pane_title
-    from purplemux.model import State
+    from purplemux.core.model import State
 
-    title = f"Ready | {thread[:pane_title.ID_PREFIX_LEN]}... | {project}"
+    title = f"Ready | {thread[: pane_title.ID_PREFIX_LEN]}... | {project}"
     layout = getattr(pane_title, "Layout", None)  # (a baseline tree reads the id anywhere)
     shown = (layout(TITLE_ITEMS),) if layout else ()
     parsed = pane_title.parse_title(title, project, *shown)

@@ -46,8 +46,9 @@ def cpu_ms(
 def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dict[str, Any]:
     import psutil
 
+    from purplemux.io.settings import Settings
+    from purplemux.io.watch import MAX_RECHECK_MS
     from purplemux.parts.sources import MAX_POLL_INTERVAL
-    from purplemux.settings import Settings
     from purplemux.sources import processes
     from purplemux.sources.claude_sessions import SessionFileWatcher
     from purplemux.sources.transcripts import (
@@ -56,7 +57,6 @@ def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dic
         _read_new,
         _Watched,
     )
-    from purplemux.sources.watch import MAX_RECHECK_MS
 
     poll = Settings(home=claude_dir, claude_dir=claude_dir).poll_interval
     walk: Callable[[], object] = processes.snapshot

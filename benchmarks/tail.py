@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import Stats, cache_root, tempdir
 from benchmarks.fixtures import TurnWriter, write_transcript
-from purplemux.events import TranscriptFacts
+from purplemux.core.events import TranscriptFacts
 from purplemux.sources.transcripts import TranscriptReader, TranscriptTailer, _read_new, _Watched
 
 SID = "3f9e2c1a-8b7d-4c6e-9a5f-0e1d2c3b4a59"

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from purplemux import tmux_status as ts
+from purplemux.cli import tmux_status as ts
 from tests.support import Daemon
 from tests.support.hooks import send_hook
 

@@ -30,10 +30,10 @@ from typing import cast
 import pytest
 from _pytest.runner import runtestprotocol
 
-from purplemux import machine
-from purplemux.events import Event, Kind
-from purplemux.machine import Rule
-from purplemux.model import Session, State
+from purplemux.core import machine
+from purplemux.core.events import Event, Kind
+from purplemux.core.machine import Rule
+from purplemux.core.model import Session, State
 
 REPO = Path(__file__).resolve().parent.parent
 

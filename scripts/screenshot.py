@@ -311,7 +311,7 @@ def shoot(
 def codex_world(root: Path) -> Iterator[tuple[dict[str, str], Callable[[Daemon], None]]]:
     """The real Codex CLI (the e2e tier's pinned one) in two tmux panes against the local
     Responses API stand-in: (the daemon's environment, a function that runs their turns)."""
-    from purplemux import install
+    from purplemux.agents import install
     from purplemux.agents.codex.install import hook_command
     from tests.e2e.codex_harness import CodexPane, TmuxCodex, install_codex, make_codex_home
     from tests.e2e.fake_responses import FakeResponsesAPI

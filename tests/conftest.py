@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from purplemux.store_thread import AsyncStore
+from purplemux.io.store_thread import AsyncStore
 from tests.support.samples import SAMPLES, load_hooks
 
 REPO = Path(__file__).resolve().parent.parent

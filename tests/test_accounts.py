@@ -16,9 +16,9 @@ import pytest
 
 from purplemux.cli import main
 from purplemux.cli.render import render_table
-from purplemux.report import render_report
-from purplemux.service import service_environment
-from purplemux.settings import Account, Settings
+from purplemux.cli.report import render_report
+from purplemux.cli.service import service_environment
+from purplemux.io.settings import Account, Settings
 from tests.support import Daemon, run_hook, wait_for
 from tests.support.fake_claude import CWD, FakeClaude
 
@@ -369,7 +369,7 @@ def test_a_hook_spooled_while_the_daemon_was_down_keeps_its_account(tmp_path: Pa
 def test_a_limit_reading_names_the_account_of_its_transcript(tmp_path: Path) -> None:
     """A statusLine input or a rollout no session names yet: its file's account, else the
     agent's first (what branch `limits` reads its gauges under)."""
-    from purplemux.limit_keeper import default_account
+    from purplemux.daemon.limit_keeper import default_account
 
     work, personal = tmp_path / ".claude-work", tmp_path / "me" / ".claude"
     s = settings(PURPLEMUX_CLAUDE_DIRS=f"{work},personal={personal}")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from purplemux.cli import main
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 from tests.support import Daemon, wait_for
 from tests.support.hooks import run_hook
 from tests.support.screens import asking, call, capture, dialog_pane

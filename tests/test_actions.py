@@ -1,4 +1,4 @@
-"""purplemux.actions, its typed API on its own: a real engine and store, a real tmux pane on a
+"""daemon.actions, its typed API on its own: a real engine and store, a real tmux pane on a
 private socket showing a captured Claude Code 2.1.332 permission dialog (tests/support/screens)."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from purplemux.actions import (
+from purplemux.cli import main
+from purplemux.core.model import State
+from purplemux.daemon.actions import (
     ActionError,
     Actions,
     AnswerInput,
@@ -22,13 +24,11 @@ from purplemux.actions import (
     Outcome,
     outcome,
 )
-from purplemux.answer import Choice, Desk, PaneOwners
-from purplemux.cli import main
-from purplemux.engine import Engine
-from purplemux.model import State
-from purplemux.settings import Settings
+from purplemux.daemon.answer import Choice, Desk, PaneOwners
+from purplemux.daemon.engine import Engine
+from purplemux.io.settings import Settings
+from purplemux.io.store_thread import AsyncStore
 from purplemux.sources.hooks import to_event
-from purplemux.store_thread import AsyncStore
 from tests.support import Daemon, cli_sees, wait_for
 from tests.support.screens import HOOKS_ASKING, asking, capture, dialog_pane, own_pane_in
 
@@ -302,8 +302,8 @@ def test_the_cli_says_what_a_refused_or_unconfirmed_answer_means(
 
 @pytest.mark.asyncio
 async def test_resume_arms_only_what_it_can_type_into(world: World) -> None:
-    from purplemux import events as ev
-    from purplemux.actions import ResumeInput
+    from purplemux.core import events as ev
+    from purplemux.daemon.actions import ResumeInput
 
     for sid, agent in (("w1", "claude"), ("w2", "codex")):
         await world.hook(sid, "UserPromptSubmit", prompt="x")

@@ -1,4 +1,4 @@
-"""How the daemon runs `claude attach <job>` for a background session (purplemux/attach.py):
+"""How the daemon runs `claude attach <job>` for a background session (agents/claude/attach.py):
 with the session's own HOME / config dir, and only for a job id that is one."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.attach import AttachError, attach_command, session_env
-from purplemux.model import Session
+from purplemux.agents.claude.attach import AttachError, attach_command, session_env
+from purplemux.core.model import Session
 
 
 def test_the_workers_own_home_and_config_dir_win() -> None:

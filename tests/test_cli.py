@@ -305,8 +305,8 @@ def test_open_prints_a_link_that_logs_in(daemon: Daemon, monkeypatch: pytest.Mon
 
 def test_status_marks_a_background_session_and_gives_it_no_pane() -> None:
     from purplemux.cli.render import render_table
-    from purplemux.model import Session, State
-    from purplemux.present import session_json
+    from purplemux.core.model import Session, State
+    from purplemux.core.present import session_json
 
     bg = Session(
         id="4c5f61e3-e",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from purplemux.io.store import MIGRATIONS, Store
 from purplemux.notify.devices import device_name
-from purplemux.store import MIGRATIONS, Store
 
 
 @pytest.mark.parametrize(

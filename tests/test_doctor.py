@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from purplemux import doctor
 from purplemux.agents.claude.install import HOOK_EVENTS, hook_command, install, merge_hooks
-from purplemux.cli import main
-from purplemux.doctor import Check
-from purplemux.install import install_script, statusline_script
+from purplemux.agents.install import install_script, statusline_script
+from purplemux.cli import doctor, main
+from purplemux.cli.doctor import Check
+from purplemux.io.settings import Settings
 from purplemux.notify.vapid import load_or_create_keys
-from purplemux.settings import Settings
 from tests.support import Daemon, cli_sees, free_port
 from tests.support import settings_for as in_process_settings
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from purplemux import engine as engine_module
-from purplemux import events as ev
-from purplemux import feed as feed_module
-from purplemux.engine import Engine
-from purplemux.feed import Subscriber
-from purplemux.machine import IDLE_GRACE, Notify
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.store_thread import AsyncStore
+from purplemux.core import events as ev
+from purplemux.core.machine import IDLE_GRACE, Notify
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.daemon import engine as engine_module
+from purplemux.daemon import feed as feed_module
+from purplemux.daemon.engine import Engine
+from purplemux.daemon.feed import Subscriber
+from purplemux.io.store_thread import AsyncStore
 from tests.support import wait_for_async
 
 
@@ -379,7 +379,7 @@ async def test_the_boards_groups_are_remade_whenever_a_row_moves(store: AsyncSto
     """The engine keeps the sidebar's groups between change messages and remakes them only when
     a row's place, order or end changed: after every kind of change, its board is the one made
     from every view afresh, and the layout shows where each row is now."""
-    from purplemux.listing import board
+    from purplemux.core.listing import board
 
     engine = Engine(store)
     task = await running(engine)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.tmux_control import TmuxControl
+from purplemux.io.tmux_control import TmuxControl
 from tests.support import Daemon, run_hook, wait_for, wait_for_async
 from tests.support.fake_claude import CWD, FakeClaude
 

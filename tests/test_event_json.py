@@ -8,8 +8,8 @@ import dataclasses
 import json
 from typing import Any
 
-from purplemux import events as ev
-from purplemux.model import BackgroundTask, RateLimits, TmuxLocation, Tokens
+from purplemux.core import events as ev
+from purplemux.core.model import BackgroundTask, RateLimits, TmuxLocation, Tokens
 
 
 def every_event_class() -> list[type[ev.Event]]:

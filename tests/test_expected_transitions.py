@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from purplemux import cli
-from purplemux import events as ev
-from purplemux.events import Kind
-from purplemux.machine import IDLE_GRACE, Notify, step
-from purplemux.model import PendingTool, Session, State
+from purplemux.core import events as ev
+from purplemux.core.events import Kind
+from purplemux.core.machine import IDLE_GRACE, Notify, step
+from purplemux.core.model import PendingTool, Session, State
 
 EXPECTED_FILE = Path(__file__).with_name("expected_transitions.md")
 SID = "s1"

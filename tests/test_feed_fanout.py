@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from purplemux.feed import GAP, HOLD, Feed, text_frame
+from purplemux.daemon.feed import GAP, HOLD, Feed, text_frame
 
 
 class Socket:

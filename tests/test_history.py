@@ -1,4 +1,4 @@
-"""Where the time went (purplemux.history): spans re-folded from the log, totals, the cache."""
+"""Where the time went (purplemux.core.history): spans re-folded from the log, totals, the cache."""
 
 from __future__ import annotations
 
@@ -8,19 +8,12 @@ from typing import Any
 
 import pytest
 
-from purplemux import events as ev
-from purplemux.events import Event, Kind, Source
-from purplemux.history import (
-    Ledger,
-    Span,
-    events_from_rows,
-    replay,
-    summarize,
-    totals,
-)
-from purplemux.machine import IDLE_GRACE, fold
-from purplemux.model import Session, State, Tokens
-from purplemux.timeline import Timeline
+from purplemux.core import events as ev
+from purplemux.core.events import Event, Kind, Source
+from purplemux.core.history import Ledger, Span, events_from_rows, replay, summarize, totals
+from purplemux.core.machine import IDLE_GRACE, fold
+from purplemux.core.model import Session, State, Tokens
+from purplemux.core.timeline import Timeline
 from tests.support.samples import hook_events
 
 IDLE, BUSY, NEEDS, REVIEW = State.IDLE, State.BUSY, State.NEEDS_INPUT, State.REVIEW

@@ -9,10 +9,10 @@ from datetime import date, datetime
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux.history import Replay, Span, Summary, Totals
-from purplemux.model import Session, State
-from purplemux.paths import web_dir
-from purplemux.present import LOOKS
+from purplemux.core.history import Replay, Span, Summary, Totals
+from purplemux.core.model import Session, State
+from purplemux.core.present import LOOKS
+from purplemux.io.paths import web_dir
 from purplemux.server.history import build_chart, headline, look
 from tests.support import post_hook
 

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from purplemux import install as generic
-from purplemux import paths
+from purplemux.agents import install as generic
 from purplemux.agents.claude import install as inst
 from purplemux.agents.claude.install import (
     HOOK_EVENTS,
@@ -22,6 +21,7 @@ from purplemux.agents.claude.install import (
     merge_hooks,
     remove_hooks,
 )
+from purplemux.io import paths
 
 CMD = "PURPLEMUX_HOME=/home/dev/.purplemux /home/dev/.purplemux/status-hook.sh"
 

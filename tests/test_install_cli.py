@@ -12,8 +12,8 @@ import pytest
 
 from purplemux.agents.codex import install as codex
 from purplemux.cli import main
-from purplemux.doctor import check_codex_hooks
-from purplemux.settings import Settings
+from purplemux.cli.doctor import check_codex_hooks
+from purplemux.io.settings import Settings
 
 USER_CONFIG = """# my Codex setup: keep these comments
 model = "gpt-5.5"   # the model I like
@@ -139,7 +139,7 @@ def test_two_claude_dirs_and_a_codex_home_each_get_hooks_and_give_every_byte_bac
     assert code == 0 and again.count("nothing to change") == 4, again
 
     # doctor: a line per account, each ok.
-    from purplemux import doctor
+    from purplemux.cli import doctor
 
     checks = {c.name: c for c in doctor.run_checks(Settings.from_env())}
     for name in (

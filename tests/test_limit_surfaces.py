@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from purplemux.cli import main, render_table
-from purplemux.model import LimitWall, Session, State, TmuxLocation
+from purplemux.core.model import LimitWall, Session, State, TmuxLocation
+from purplemux.core.present import present, session_json
+from purplemux.core.timefmt import wall_clock
 from purplemux.notify.message import push_payload
-from purplemux.present import present, session_json
 from purplemux.server.page import render_dashboard
-from purplemux.timefmt import wall_clock
 from tests.support import Daemon, cli_sees, hook
 
 HIT = datetime(2026, 12, 1, 20, 32, 48, tzinfo=UTC).timestamp()

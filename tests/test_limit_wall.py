@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from purplemux import events as ev
 from purplemux.agents.claude import limits
 from purplemux.agents.claude.hooks import to_event
 from purplemux.agents.codex.rollout import RolloutReader
-from purplemux.machine import fold
-from purplemux.model import LimitWall, Session, State
-from purplemux.present import present
+from purplemux.core import events as ev
+from purplemux.core.machine import fold
+from purplemux.core.model import LimitWall, Session, State
+from purplemux.core.present import present
 from purplemux.sources.transcript_reader import TranscriptReader
 from tests.agents.codex.samples import rollout
 

@@ -1,4 +1,4 @@
-"""Usage limits per account (purplemux.limits): what a reading is made of, which one an account
+"""Usage limits per account (purplemux.core.limits): what a reading is made of, which one an account
 shows, and how it reads once its reset has passed."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from purplemux.limits import (
+from purplemux.cli.tmux_status import count, render
+from purplemux.core.limits import (
     Board,
     Reading,
     ReadingError,
@@ -22,8 +23,7 @@ from purplemux.limits import (
     merge,
     short,
 )
-from purplemux.model import RateLimits
-from purplemux.tmux_status import count, render
+from purplemux.core.model import RateLimits
 
 SAMPLES = Path(__file__).parent / "samples" / "claude-code-2.1.332" / "statusline"
 NOW = 1796157700.0
@@ -204,9 +204,9 @@ def test_an_idle_session_repeating_an_old_reading_does_not_hide_a_newer_one() ->
 
 
 def test_a_readings_account_is_its_sessions_else_its_config_dirs(tmp_path: Path) -> None:
-    from purplemux.limit_keeper import account_for
-    from purplemux.model import Session
-    from purplemux.settings import Settings
+    from purplemux.core.model import Session
+    from purplemux.daemon.limit_keeper import account_for
+    from purplemux.io.settings import Settings
 
     settings = Settings.from_env(
         {}, home=tmp_path / "pmx", claude_dir=tmp_path / ".claude", codex_dir=tmp_path / ".codex"
@@ -217,8 +217,8 @@ def test_a_readings_account_is_its_sessions_else_its_config_dirs(tmp_path: Path)
 
 
 def test_status_watch_follows_the_feeds_limits() -> None:
+    from purplemux.cli.follow import Follower, Step
     from purplemux.cli.render import render_limits
-    from purplemux.follow import Follower, Step
 
     shown = reading(NOW, Window(42, None)).to_json(NOW)
     follower = Follower()

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from purplemux import events as ev
-from purplemux.engine import Engine
-from purplemux.limit_keeper import LimitKeeper
-from purplemux.model import RateLimits
-from purplemux.settings import Settings
-from purplemux.store_thread import AsyncStore
+from purplemux.core import events as ev
+from purplemux.core.model import RateLimits
+from purplemux.daemon.engine import Engine
+from purplemux.daemon.limit_keeper import LimitKeeper
+from purplemux.io.settings import Settings
+from purplemux.io.store_thread import AsyncStore
 from tests.support import Daemon, wait_for, wait_for_async
 
 RESET_5H = time.time() + 3 * 3600

@@ -1,15 +1,15 @@
-"""The dashboard's list, decided once (purplemux/listing.py), the feed's Python follower
-(purplemux/follow.py) and the ended sessions' pages (GET /api/sessions?ended=1)."""
+"""The dashboard's list, decided once (purplemux/core/listing.py), the feed's Python follower
+(purplemux/cli/follow.py) and the ended sessions' pages (GET /api/sessions?ended=1)."""
 
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from purplemux.feed import Feed
-from purplemux.follow import Follower, Step
-from purplemux.listing import ENDED_PAGE, board, broker_badge
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.present import present
+from purplemux.cli.follow import Follower, Step
+from purplemux.core.listing import ENDED_PAGE, board, broker_badge
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.present import present
+from purplemux.daemon.feed import Feed
 
 
 def pane(sid: str, state: State, since: float, socket: str, p: str, **fields: object) -> Session:

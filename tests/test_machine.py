@@ -6,9 +6,9 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from purplemux import events as ev
-from purplemux.events import Event, Kind, Source
-from purplemux.machine import (
+from purplemux.core import events as ev
+from purplemux.core.events import Event, Kind, Source
+from purplemux.core.machine import (
     GUARDS,
     IDLE_GRACE,
     TABLE,
@@ -19,8 +19,8 @@ from purplemux.machine import (
     render_mermaid,
     step,
 )
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.timeline import Timeline
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.timeline import Timeline
 from tests.support.samples import EXPECTED, hook_events
 
 SID = "s1"

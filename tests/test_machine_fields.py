@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from purplemux import events as ev
-from purplemux.events import Event, Kind
-from purplemux.machine import FIELD_RULES, field_changes
-from purplemux.model import (
+from purplemux.core import events as ev
+from purplemux.core.events import Event, Kind
+from purplemux.core.machine import FIELD_RULES, field_changes
+from purplemux.core.model import (
     BackgroundTask,
     LimitWall,
     PendingTool,
@@ -365,7 +365,7 @@ def test_every_field_rule_has_a_case() -> None:
 
 
 def test_an_event_naming_its_agent_sets_the_sessions_agent_and_one_naming_none_keeps_it() -> None:
-    from purplemux.machine import step
+    from purplemux.core.machine import step
 
     codex, _ = step(Session(id="s"), ev.Prompt(session_id="s", at=1.0, id="p", agent="codex"))
     assert codex.agent == "codex"
@@ -374,7 +374,7 @@ def test_an_event_naming_its_agent_sets_the_sessions_agent_and_one_naming_none_k
 
 
 def test_the_window_an_agent_reports_sets_the_sessions_context_window() -> None:
-    from purplemux.machine import step
+    from purplemux.core.machine import step
 
     facts = ev.TranscriptFacts(
         session_id="s", at=1.0, id="f", context_tokens=200_000, context_window=258_400
@@ -384,7 +384,7 @@ def test_the_window_an_agent_reports_sets_the_sessions_context_window() -> None:
 
 
 def test_an_event_naming_a_job_makes_the_session_a_background_one_and_others_keep_it() -> None:
-    from purplemux.machine import step
+    from purplemux.core.machine import step
 
     bg, _ = step(Session(id="s"), ev.StatusBusy(session_id="s", at=1.0, id="b", job_id="4c5f61e3"))
     assert (bg.background, bg.job_id, bg.to_json()["background"]) == (True, "4c5f61e3", True)

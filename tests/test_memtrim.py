@@ -1,4 +1,4 @@
-"""The allocator tuning and trim (purplemux/memtrim.py) work on this system, in a fresh process
+"""The allocator tuning and trim (purplemux/io/memtrim.py) work on this system, in a fresh process
 (tune must come before threads allocate), and leave it working: big blocks come and go."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 SCRIPT = """
 import platform, threading
-from purplemux import memtrim
+from purplemux.io import memtrim
 glibc = platform.libc_ver()[0] == "glibc"
 assert memtrim.tune() is glibc, "tune"
 blocks = [bytearray(1 << 20) for _ in range(64)]

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from purplemux.model import LastEvent, Session, State, TmuxLocation, evolve
+from purplemux.core.model import LastEvent, Session, State, TmuxLocation, evolve
 
 
 def test_evolve_makes_what_replace_makes_and_leaves_the_original_alone() -> None:

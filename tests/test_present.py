@@ -1,4 +1,4 @@
-"""The one view of a session (purplemux/present.py) and the surfaces that render it."""
+"""The one view of a session (purplemux/core/present.py) and the surfaces that render it."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from purplemux import present as pr
 from purplemux.cli import render_table
-from purplemux.model import Session, State, TmuxLocation
+from purplemux.cli.tmux_status import badge, count
+from purplemux.core import present as pr
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.present import LOOKS, present, session_json
+from purplemux.core.prompts import Option, Prompt
 from purplemux.notify.message import push_payload
-from purplemux.present import LOOKS, present, session_json
-from purplemux.prompts import Option, Prompt
 from purplemux.server.page import group_sessions, render_dashboard
-from purplemux.tmux_status import badge, count
 
 
 def test_every_state_has_one_look_with_distinct_words_glyphs_and_order() -> None:
@@ -139,8 +139,8 @@ def test_answer_and_jump_are_actions_of_a_live_session_in_a_pane() -> None:
 
 
 def test_a_background_session_offers_answer_and_jump_without_a_pane_and_is_marked() -> None:
-    from purplemux.model import Session, State
-    from purplemux.present import present
+    from purplemux.core.model import Session, State
+    from purplemux.core.present import present
 
     bg = Session(id="s", state=State.NEEDS_INPUT, background=True, job_id="4c5f61e3", cwd="/w/p")
     v = present(bg)

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from purplemux.model import PendingTool, Session, State, TmuxLocation
-from purplemux.prompts import Context, Prompt, context_of, imitates_dialog, recognise
-from purplemux.tmux import plain
+from purplemux.core.model import PendingTool, Session, State, TmuxLocation
+from purplemux.core.prompts import Context, Prompt, context_of, imitates_dialog, recognise
+from purplemux.io.tmux import plain
 from tests.support.screens import screen, screens
 
 CTX = Context(session_id="s1", since=100.0)
@@ -357,7 +357,7 @@ def test_context_carries_the_hooks_flag_and_the_started_tool() -> None:
 
 
 def test_hooks_flag_a_tool_input_that_imitates_a_dialog() -> None:
-    from purplemux import events as ev
+    from purplemux.core import events as ev
     from purplemux.sources.hooks import to_event
 
     def event(name: str, tool_input: dict[str, str]) -> ev.Event:
@@ -372,7 +372,7 @@ def test_hooks_flag_a_tool_input_that_imitates_a_dialog() -> None:
 
 
 def test_the_flag_reaches_the_pending_tool_through_the_machine() -> None:
-    from purplemux.machine import step
+    from purplemux.core.machine import step
     from purplemux.sources.hooks import to_event
 
     session = Session(id="s")

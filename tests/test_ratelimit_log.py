@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.io.log_once import RateLimitedLog
 
 
 def test_a_repeated_warning_is_written_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,4 +1,4 @@
-"""Resume at the reset, decided (purplemux/resume.py), read off Claude's screen
+"""Resume at the reset, decided (purplemux/core/resume.py), read off Claude's screen
 (agents/claude/input_box.py) and said on the row (present.py): pure, no daemon."""
 
 from __future__ import annotations
@@ -7,13 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from purplemux import events as ev
 from purplemux.agents.claude.input_box import read_input_box
-from purplemux.machine import fold
-from purplemux.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
-from purplemux.notify.message import resume_payload
-from purplemux.present import CANCEL_RESUME, RESUME, clock_time, present
-from purplemux.resume import (
+from purplemux.core import events as ev
+from purplemux.core.machine import fold
+from purplemux.core.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
+from purplemux.core.present import CANCEL_RESUME, RESUME, clock_time, present
+from purplemux.core.resume import (
     AGAIN,
     DELAY,
     EVERYONE,
@@ -27,6 +26,7 @@ from purplemux.resume import (
     next_due,
     refusal,
 )
+from purplemux.notify.message import resume_payload
 from tests.support.input_pane import LIMITS
 
 WALL = LimitWall("five_hour", resets_at=10_000.0, auto_resume_at=None, at=100.0)

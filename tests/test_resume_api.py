@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from purplemux.present import clock_time
+from purplemux.core.present import clock_time
 from tests.support import Daemon, wait_for
 from tests.support.hooks import run_hook
 from tests.support.input_pane import input_pane

@@ -1,4 +1,4 @@
-"""Typing the resume prompt (purplemux/resume_pane.py) through the desk's checks, on a scripted
+"""Typing the resume prompt (daemon/resume_pane.py) through the desk's checks, on a scripted
 pane: what is typed, and what types nothing and says why."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from purplemux.agents.base import Agent
-from purplemux.answer import Desk
-from purplemux.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
-from purplemux.resume_pane import Skipped, Typed, type_resume
+from purplemux.core.model import LimitWall, ResumeAtReset, Session, State, TmuxLocation
+from purplemux.daemon.answer import Desk
+from purplemux.daemon.resume_pane import Skipped, Typed, type_resume
 from tests.support.input_pane import LIMITS
 from tests.support.screens import screen
 

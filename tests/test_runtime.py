@@ -6,12 +6,12 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from purplemux.logins import Logins
-from purplemux.runtime import Adapters, default_adapters
+from purplemux.daemon.runtime import Adapters, default_adapters
+from purplemux.io.logins import Logins
+from purplemux.io.settings import Settings
+from purplemux.io.tmux_control import TmuxControl
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import SessionFileWatcher
-from purplemux.tmux_control import TmuxControl
 from tests.support import settings_for
 
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from purplemux import service
-from purplemux.cli import main
-from purplemux.settings import Settings
+from purplemux.cli import main, service
+from purplemux.io.settings import Settings
 from tests.support import fake_command
 
 
@@ -57,7 +56,7 @@ def test_unit_for_default_settings(tmp_path: Path) -> None:
     assert unit["Install"]["WantedBy"] == ["default.target"]
     envs = unit["Service"].get("Environment", [])
     assert not [e for e in envs if "PURPLEMUX" in e or "CLAUDE" in e]
-    assert p.path == tmp_path / "purplemux.service"
+    assert p.path == tmp_path / "purplemux.cli.service"
     assert service.shell_line(p.enable) == (
         "systemctl --user daemon-reload && systemctl --user enable --now purplemux"
     )
@@ -137,7 +136,7 @@ def test_cli_install_then_uninstall(tmp_path: Path, fake_systemctl: Path) -> Non
     units = tmp_path / "units"
     out = io.StringIO()
     assert main(["service", "install", "--unit-dir", str(units)], out=out) == 0
-    path = units / "purplemux.service"
+    path = units / "purplemux.cli.service"
     assert out.getvalue().splitlines() == [
         f"wrote {path}",
         "start it now and at each login: "
@@ -155,14 +154,14 @@ def test_cli_install_then_uninstall(tmp_path: Path, fake_systemctl: Path) -> Non
 
     wants = units / "default.target.wants"
     wants.mkdir()
-    (wants / "purplemux.service").symlink_to(path)
+    (wants / "purplemux.cli.service").symlink_to(path)
     out = io.StringIO()
     assert main(["service", "uninstall", "--unit-dir", str(units)], out=out) == 0
     assert out.getvalue().splitlines() == [
         f"removed {path}",
         "stop what still runs: systemctl --user stop purplemux && systemctl --user daemon-reload",
     ]
-    assert not path.exists() and not (wants / "purplemux.service").is_symlink()
+    assert not path.exists() and not (wants / "purplemux.cli.service").is_symlink()
     out = io.StringIO()
     assert main(["service", "uninstall", "--unit-dir", str(units)], out=out) == 0
     assert out.getvalue() == f"no service file at {path}\n"
@@ -185,7 +184,7 @@ def test_cli_enable_and_disable_run_systemctl(tmp_path: Path, fake_systemctl: Pa
         "--user disable --now purplemux",
         "--user daemon-reload",
     ]
-    assert not (units / "purplemux.service").exists()
+    assert not (units / "purplemux.cli.service").exists()
 
 
 def test_cli_launchd_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux import events as ev
-from purplemux import session_facts as sf
-from purplemux.machine import step
-from purplemux.model import BackgroundTask, Session, State
+from purplemux.core import events as ev
+from purplemux.core import facts as sf
+from purplemux.core.machine import step
+from purplemux.core.model import BackgroundTask, Session, State
+from purplemux.io.settings import Settings
+from purplemux.io.store import Store
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
 from purplemux.sources.claude_sessions import parse_session_file, status_event
 from purplemux.sources.hooks import to_event
 from purplemux.sources.transcript_reader import TranscriptReader
-from purplemux.store import Store
 from tests.support import settings_for
 
 SAMPLES = Path(__file__).resolve().parent / "samples" / "claude-code-2.1.332"
@@ -408,8 +408,8 @@ def test_usage_api_and_bad_days(client: TestClient) -> None:
 
 def test_row_cli_and_notification_show_name_mode_context_and_tasks() -> None:
     from purplemux.cli import render_table
+    from purplemux.core.present import session_json
     from purplemux.notify.message import push_payload
-    from purplemux.present import session_json
     from purplemux.server.page import render_dashboard
 
     s = Session(

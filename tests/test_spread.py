@@ -1,10 +1,10 @@
-"""The safety nets' first pauses (purplemux/spread.py): spread apart, never sooner, stable."""
+"""The safety nets' first pauses (purplemux/core/spread.py): spread apart, never sooner, stable."""
 
 from __future__ import annotations
 
 import itertools
 
-from purplemux.spread import MOST, share, spread
+from purplemux.core.spread import MOST, share, spread
 
 NAMES = (
     *("processes", "spool sweep", "codex panes"),  # the parts' timers

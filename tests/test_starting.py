@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from purplemux.io.settings import Settings
 from purplemux.server.app import create_app
 from purplemux.server.starting import Starting
-from purplemux.settings import Settings
 from tests.support.hooks import settings_for
 
 HOST = [(b"host", b"127.0.0.1")]

@@ -33,6 +33,9 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 from benchmarks import shutdown
+from purplemux.daemon.runtime import Runtime, default_adapters
+from purplemux.io.store_thread import AsyncStore
+from purplemux.io.tmux_control import ControlClient, TmuxControl
 from purplemux.parts import retention, sources
 from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
@@ -40,11 +43,8 @@ from purplemux.parts.pane_marker import pane_marker
 from purplemux.parts.spool import spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import Supervisor
 from purplemux.parts.supervisor import engine as engine_part
-from purplemux.runtime import Runtime, default_adapters
 from purplemux.server import app as app_module
 from purplemux.sources import transcripts as tr
-from purplemux.store_thread import AsyncStore
-from purplemux.tmux_control import ControlClient, TmuxControl
 from tests.support import REPO, Daemon, settings_for, wait_for
 from tests.support.hosts import RedisServer
 from tests.support.transcripts import turns
@@ -375,7 +375,7 @@ async def test_a_sub_task_that_crashes_is_logged_once_and_comes_back(
 async def test_the_engine_comes_back_after_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from purplemux.engine import Engine
+    from purplemux.daemon.engine import Engine
 
     calls: list[int] = []
     go = crashing_once(monkeypatch, Engine, "run", calls)
@@ -457,9 +457,9 @@ def test_sigterm_does_not_wait_on_a_half_sent_request(
 
 STUBBORN_DAEMON = """
 import asyncio
-from purplemux import serve
+from purplemux.server import serve
 from purplemux.server import app
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 
 
 async def stubborn(rt):

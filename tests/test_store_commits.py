@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from purplemux import events as ev
-from purplemux import store as store_module
-from purplemux import store_thread
-from purplemux.model import Session
-from purplemux.store import Store
-from purplemux.store_thread import AsyncStore
+from purplemux.core import events as ev
+from purplemux.core.model import Session
+from purplemux.io import store as store_module
+from purplemux.io import store_thread
+from purplemux.io.store import Store
+from purplemux.io.store_thread import AsyncStore
 
 
 def prompt(n: int, sid: str = "s") -> ev.Event:
@@ -159,7 +159,7 @@ async def test_what_a_source_posts_is_written_on_the_store_thread_and_a_hook_on_
     """Only a lone event that someone waits on (a hook's call, answered once it is stored)
     is written on the loop; what the sources post goes to the store thread, which writes it
     beside the loop (at a start, the loop is reading the transcripts)."""
-    from purplemux.engine import Engine
+    from purplemux.daemon.engine import Engine
 
     threads = Threads(monkeypatch, store.sync, "commit")
     engine = Engine(store)

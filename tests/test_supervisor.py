@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux.runtime import Runtime
+from purplemux.daemon.runtime import Runtime
 from purplemux.server.app import create_app
 from tests.support import settings_for, wait_for
 

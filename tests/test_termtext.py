@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from purplemux.cli import TERMINAL_COLOURS
-from purplemux.doctor import Check
-from purplemux.termtext import clean, tmux_text
+from purplemux.cli.doctor import Check
+from purplemux.core.termtext import clean, tmux_text
 from tests.support import Daemon, run_hook, wait_for
 
 TITLE = "\x1b]0;pwned\x07"
@@ -218,7 +218,7 @@ def test_the_status_table_cleans_every_remote_string_with_the_host_column() -> N
 
 
 def test_a_daemon_error_reason_is_plain_text() -> None:
-    from purplemux.client import ApiError
+    from purplemux.cli.client import ApiError
 
     error = ApiError(409, f"the owning host failed: {TITLE}no{CLEAR}\r\nFAKE")
     assert str(error) == "the owning host failed: no FAKE" and error.status == 409

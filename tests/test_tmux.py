@@ -22,14 +22,15 @@ from typing import Any, cast
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux import tmux as tmux_run
-from purplemux import tmux_status as ts
 from purplemux.cli import main
-from purplemux.model import Session, State, TmuxLocation
+from purplemux.cli import tmux_status as ts
+from purplemux.core import termtext
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.present import present
+from purplemux.io import tmux as tmux_run
+from purplemux.io.tmux_control import TmuxControl
 from purplemux.parts import pane_marker as pm
-from purplemux.present import present
 from purplemux.server.app import create_app
-from purplemux.tmux_control import TmuxControl
 from tests.support import (
     REPO,
     Daemon,
@@ -98,7 +99,7 @@ def test_needs_names_lists_who_needs_you_sanitised() -> None:
     many = [{"id": f"s{n}", "state": "review", "name": f"p{n}"} for n in range(7)]
     assert ts.needs_names(many) == "p0, p1, p2, p3, p4 +2"
     assert ts.needs_names([]) == ""
-    assert ts.plain("x" * 100) == "x" * 39 + "…"
+    assert termtext.tmux_name("x" * 100) == "x" * 39 + "…"
     counts = ts.count(rows)
     assert ts.render(counts, "{needs_input} {needs_names}", names="a, b") == "2 a, b"
 
@@ -577,7 +578,7 @@ async def test_marks_go_through_the_attached_control_client(
         assert fallback == []  # every write went through the control client
 
         bad = [["set-option", "-p", "-t", "%999", pm.OPTION, "x"]]
-        with caplog.at_level(logging.DEBUG, logger="purplemux.tmux_control"):
+        with caplog.at_level(logging.DEBUG, logger="purplemux.io.tmux_control"):
             assert await control.commands(socket, bad) is False
             assert await control.commands(socket, bad) is False
             assert await control.commands(socket, [["display-message", "-p", "ok"]]) is True
@@ -598,7 +599,7 @@ MARKER_DAEMON = textwrap.dedent(
     import uvicorn
     from purplemux.parts.pane_marker import pane_marker
     from purplemux.server.app import create_app
-    from purplemux.settings import Settings
+    from purplemux.io.settings import Settings
 
     settings = Settings.from_env(watch_sources=False)
     app = create_app(settings, components=[pane_marker])
@@ -658,7 +659,7 @@ def test_the_tmux_conf_snippet_shows_counts_and_marks(tmp_path: Path) -> None:
 
 def test_one_module_runs_tmux() -> None:
     """Every tmux process (calls, control clients) is spawned, timed out and reaped by
-    purplemux/tmux.py; the only other processes the package starts are not tmux."""
+    purplemux/io/tmux.py; the only other processes the package starts are not tmux."""
     package = REPO / "purplemux"
     spawns = ("create_subprocess_exec", "create_subprocess_shell", "subprocess.run(")
     spawns += ("subprocess.Popen", "subprocess.check_output", "os.system(")
@@ -667,8 +668,8 @@ def test_one_module_runs_tmux() -> None:
         for path in package.rglob("*.py")
         if any(s in path.read_text() for s in spawns)
     }
-    # service.py: systemctl/launchctl; notify/desktop.py: notify-send/osascript.
-    assert found == {"tmux.py", "service.py", "notify/desktop.py"}
+    # cli/service.py: systemctl/launchctl; notify/desktop.py: notify-send/osascript.
+    assert found == {"io/tmux.py", "cli/service.py", "notify/desktop.py"}
 
 
 def test_a_session_name_never_sets_a_tmux_style_in_the_status_line(tmp_path: Path) -> None:
@@ -682,7 +683,7 @@ def test_a_session_name_never_sets_a_tmux_style_in_the_status_line(tmp_path: Pat
     outer: Tmux | None = None
     try:
         pane = inner.pane()
-        inner("set-option", "-p", "-t", pane, pm.NAME_OPTION, ts.plain(hostile))
+        inner("set-option", "-p", "-t", pane, pm.NAME_OPTION, termtext.tmux_name(hostile))
         inner("set", "-g", "status-interval", "1")
         inner("set", "-g", "status-style", "default")
         inner("set", "-g", "status-right-length", "150")

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from purplemux.events import Event
-from purplemux.procinfo import ProcInfo
-from purplemux.prompts import Context, Prompt
+from purplemux.core.events import Event
+from purplemux.core.prompts import Context, Prompt
+from purplemux.io.procinfo import ProcInfo
 
 HookEvent = Callable[[str, Mapping[str, Any], dict[str, Any]], Event]
 """(hook_event_name, payload, common event fields) -> the typed event."""

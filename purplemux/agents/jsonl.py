@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from purplemux.events import Event
+from purplemux.core.events import Event
 
 MAX_LINE = 1 << 20
 """Longer lines are skipped unread: a pasted 10 MB blob must not be buffered (Codex's largest

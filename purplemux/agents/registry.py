@@ -5,7 +5,7 @@ from __future__ import annotations
 from purplemux.agents.base import Agent
 from purplemux.agents.claude.agent import AGENT as CLAUDE
 from purplemux.agents.codex.agent import AGENT as CODEX
-from purplemux.procinfo import ProcInfo
+from purplemux.io.procinfo import ProcInfo
 
 AGENTS: dict[str, Agent] = {a.name: a for a in (CLAUDE, CODEX)}
 NAMES: tuple[str, ...] = tuple(AGENTS)

@@ -10,7 +10,7 @@ from typing import TextIO
 from purplemux.cli.commands import COMMANDS, watch_status
 from purplemux.cli.parser import build_parser
 from purplemux.cli.render import TERMINAL_COLOURS, render_prompt, render_table
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 
 __all__ = [
     "COMMANDS",
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         return _run(args, settings, out)
     except OSError as exc:  # a read-only or full disk: the folder and the fix, no traceback
-        from purplemux.home import cannot_write
+        from purplemux.io.home import cannot_write
 
         line = cannot_write(exc, settings.home)
         if line is None:
@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     handler = COMMANDS[args.command]
     if args.command in LIGHT_COMMANDS:
         return handler(args, settings, out)
-    from purplemux.client import ApiError, DaemonUnreachable
+    from purplemux.cli.client import ApiError, DaemonUnreachable
 
     try:
         return handler(args, settings, out)

@@ -20,14 +20,14 @@ from purplemux.cli.render import (
     render_prompt,
     render_table,
 )
-from purplemux.settings import Settings
-from purplemux.termtext import clean
+from purplemux.core.termtext import clean
+from purplemux.io.settings import Settings
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
-    from purplemux.client import ApiError
-    from purplemux.service import Kind
+    from purplemux.cli.client import ApiError
+    from purplemux.cli.service import Kind
 
 WATCH_REDRAW = 1.0
 """Seconds between redraws of `status --watch` on a terminal, so the FOR column keeps time."""
@@ -41,7 +41,7 @@ to answer its close. websockets would wait 10 s: a busy or stopped daemon held C
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.serve import serve
+    from purplemux.server.serve import serve
 
     return serve(settings, allow_remote=args.allow_remote, out=out)
 
@@ -49,9 +49,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from pathlib import Path
 
-    from purplemux import install
+    from purplemux.agents import install
     from purplemux.agents.claude import install as claude
-    from purplemux.home import ensure_home
+    from purplemux.io.home import ensure_home
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
@@ -73,7 +73,7 @@ def _change_hooks(
     """(Un)install the hooks of each account set up here (or of `--agent` / `--account`) and
     say what it did for each; 2 when one refused (its files were left untouched; the others
     were still done)."""
-    from purplemux import install
+    from purplemux.agents import install
     from purplemux.agents.claude import install as claude
     from purplemux.agents.codex import install as codex
 
@@ -122,14 +122,14 @@ def _change_hooks(
 
 
 def cmd_states(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.machine import describe
+    from purplemux.core.machine import describe
 
     out.write(describe())
     return 0
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import Client
+    from purplemux.cli.client import Client
 
     if args.watch:
         return watch_status(settings, out, include_ended=args.all, as_json=args.json)
@@ -148,7 +148,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 def _limits(client: Any) -> list[dict[str, Any]]:
     """The usage-limit readings per account; none from a daemon too old to have them."""
-    from purplemux.client import ApiError
+    from purplemux.cli.client import ApiError
 
     try:
         found = client.request("GET", "/api/limits")
@@ -163,7 +163,7 @@ def watch_status(settings: Settings, out: TextIO, include_ended: bool, as_json: 
     """Follow WS /api/stream and redraw the table on each change; Ctrl-C ends it (exit 0)."""
     from websockets.exceptions import ConnectionClosed
 
-    from purplemux.follow import Follower, Step
+    from purplemux.cli.follow import Follower, Step
 
     tty = out.isatty()
     follower = Follower()
@@ -245,7 +245,7 @@ def _open_feed(settings: Settings) -> ClientConnection:
     from websockets.exceptions import InvalidStatus, WebSocketException
     from websockets.sync.client import connect
 
-    from purplemux.client import Client, DaemonUnreachable
+    from purplemux.cli.client import Client, DaemonUnreachable
 
     client = Client(settings)
     token = client.token()
@@ -271,7 +271,7 @@ def _open_feed(settings: Settings) -> ClientConnection:
 
 
 def cmd_dismiss(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import Client
+    from purplemux.cli.client import Client
 
     client = Client(settings)
     sessions = client.request("GET", "/api/sessions")["sessions"]
@@ -309,8 +309,8 @@ def _resolve(client: Any, prefix: str) -> dict[str, Any] | None:
 
 
 def cmd_peek(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import ApiError, Client
-    from purplemux.tmux import plain
+    from purplemux.cli.client import ApiError, Client
+    from purplemux.io.tmux import plain
 
     client = Client(settings)
     session = _resolve(client, args.id)
@@ -363,7 +363,7 @@ def explain_refusal(exc: ApiError, sid: str) -> None:
 
 
 def cmd_answer(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import ApiError, Client
+    from purplemux.cli.client import ApiError, Client
 
     client = Client(settings, timeout=30.0)
     session = _resolve(client, args.id)
@@ -406,7 +406,7 @@ RESUME_FIXES = {
 
 
 def cmd_resume(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import ApiError, Client
+    from purplemux.cli.client import ApiError, Client
 
     client = Client(settings)
     session = _resolve(client, args.id)
@@ -430,8 +430,8 @@ def cmd_resume(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux import tmux
-    from purplemux.client import ApiError, Client
+    from purplemux.cli.client import ApiError, Client
+    from purplemux.io import tmux
 
     client = Client(settings)
     session = _resolve(client, args.id)
@@ -464,7 +464,7 @@ def cmd_jump(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_open(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.client import Client
+    from purplemux.cli.client import Client
 
     client = Client(settings)
     link = f"{client.base_url}/?token={client.token()}"
@@ -479,7 +479,7 @@ def cmd_open(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_tmux_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux import tmux_status
+    from purplemux.cli import tmux_status
 
     try:  # a bad --format is told at once, daemon or not
         tmux_status.render(tmux_status.count([]), args.format, args.tmux_colours)
@@ -495,8 +495,8 @@ def cmd_tmux_status(args: argparse.Namespace, settings: Settings, out: TextIO) -
 def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from urllib.parse import urlencode
 
-    from purplemux.client import Client
-    from purplemux.report import parse_when, render_report
+    from purplemux.cli.client import Client
+    from purplemux.cli.report import parse_when, render_report
 
     now = time.time()
     try:
@@ -511,7 +511,7 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         json.dump(data, out, indent=2)
         out.write("\n")
         return 0
-    from purplemux.present import LOOKS
+    from purplemux.core.present import LOOKS
 
     # Each state's terminal colour, from its token in the one state table.
     colours = {state.value: TERMINAL_COLOURS.get(lk.colour, "") for state, lk in LOOKS.items()}
@@ -520,13 +520,13 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux import doctor
+    from purplemux.cli import doctor
 
     return doctor.report(doctor.run_checks(settings), out, colour=out.isatty())
 
 
 def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from purplemux.logins import logout_all
+    from purplemux.io.logins import logout_all
 
     count = logout_all(settings.home)
     print(
@@ -540,7 +540,7 @@ def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) ->
 def cmd_service(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     import shutil
 
-    from purplemux import service
+    from purplemux.cli import service
 
     kind: Kind = args.kind or service.default_kind()
     user_home = Path.home()

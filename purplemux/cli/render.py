@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from purplemux.termtext import clean
-from purplemux.timefmt import duration
+from purplemux.core.termtext import clean
+from purplemux.core.timefmt import duration
 
 TERMINAL_COLOURS = {
     "yellow": "\033[33;1m",
@@ -15,7 +15,7 @@ TERMINAL_COLOURS = {
     "grey": "\033[90m",
     "white": "\033[37m",
 }
-"""ANSI codes for the colour tokens of purplemux.present.LOOKS."""
+"""ANSI codes for the colour tokens of purplemux.core.present.LOOKS."""
 
 
 def install_summary(result: Any, path: Path, installed: bool) -> str:
@@ -54,7 +54,7 @@ def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> st
     ]
     colours = [""]
     for s in sessions:
-        v = s["view"]  # what purplemux.present decided a person reads about it
+        v = s["view"]  # what purplemux.core.present decided a person reads about it
         # Session text may hold escape sequences or line breaks: plain text only (each field
         # cleaned once, before it is cut); the colour added below is ours.
         rows.append(
@@ -95,7 +95,7 @@ def _facts(v: dict[str, Any]) -> str:
 def wall_line(view: dict[str, Any], now: float) -> str:
     """A view's limit wall in this terminal's local time ("limit hit · resets 22:32", "continues
     at 22:40"), or "" when the session is at no wall."""
-    from purplemux.present import wall_text
+    from purplemux.core.present import wall_text
 
     wall = view.get("wall")
     if not isinstance(wall, str) or not wall:
@@ -134,7 +134,7 @@ def _with_hosts(
 def render_limits(readings: list[dict[str, Any]], now: float) -> str:
     """A line per account under the table: "limits  claude/claude  5h 42% (resets 22:32)  ..."
     (nothing when no agent reported its limits)."""
-    from purplemux.limits import line
+    from purplemux.core.limits import line
 
     if not readings:
         return ""
@@ -143,7 +143,7 @@ def render_limits(readings: list[dict[str, Any]], now: float) -> str:
 
 def render_prompt(prompt: dict[str, Any]) -> str:
     """A prompt as the terminal shows it: title, question, options with the marker."""
-    from purplemux.tmux import plain
+    from purplemux.io.tmux import plain
 
     lines = [f"[{clean(prompt['kind'])}] {plain(prompt['title'])}"]
     question = prompt.get("question")

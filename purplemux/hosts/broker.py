@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # redis is imported when a broker is configured (about 10 MB less otherwise)
     from redis.asyncio import Redis
 
-from purplemux.actions import Outcome
+from purplemux.daemon.actions import Outcome
 from purplemux.hosts.remote import MAX_HOST_ROWS, MAX_HOSTS, RemoteView, Row
 from purplemux.hosts.rows import MAX_ROW_BYTES, beat_time
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from purplemux.actions import (
+from purplemux.daemon.actions import (
     VERBS,
     ActionError,
     AnswerInput,
@@ -16,7 +16,7 @@ from purplemux.actions import (
 )
 
 if TYPE_CHECKING:
-    from purplemux.runtime import Runtime
+    from purplemux.daemon.runtime import Runtime
 
 REMOTE_INPUT_OFF = (
     "the owning host does not take answers from other hosts: start its daemon with "

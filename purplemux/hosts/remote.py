@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from purplemux.core.model import Session, State
+from purplemux.core.present import Origin, SessionView, present
 from purplemux.hosts.rows import BadRow, check_row, host_name_ok
-from purplemux.model import Session, State
 from purplemux.notify.once import LiveEntries
-from purplemux.present import Origin, SessionView, present
 
 log = logging.getLogger(__name__)
 

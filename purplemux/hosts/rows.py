@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from purplemux.model import State
-from purplemux.settings import HOST_NAME
+from purplemux.core.model import State
+from purplemux.io.settings import HOST_NAME
 
 MAX_ROW_BYTES = 32 * 1024
 """Longest row (its JSON) read from the broker; a longer one is refused unread."""

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from purplemux.model import Session, State
-from purplemux.present import ANSWER, LOCAL, Origin, allows, present, who
-from purplemux.termtext import clean
+from purplemux.core.model import Session, State
+from purplemux.core.present import ANSWER, LOCAL, Origin, allows, present, who
+from purplemux.core.termtext import clean
 
 if TYPE_CHECKING:
-    from purplemux.prompts import Prompt
+    from purplemux.core.prompts import Prompt
 
 PUSH_ACTIONS = ("Yes", "No")
 """A permission prompt's notification answers with these buttons (when it shows both)."""

@@ -6,7 +6,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Hashable
 
-from purplemux.model import ATTENTION_STATES, State
+from purplemux.core.model import ATTENTION_STATES, State
 
 LIVE_SLACK = 2.0
 """Seconds an entry may predate the start of whoever decides (this daemon, or its view of

@@ -6,8 +6,8 @@ from collections import OrderedDict
 from collections.abc import Collection
 from enum import StrEnum
 
-from purplemux.machine import Notify
-from purplemux.model import ATTENTION_STATES, Session, State
+from purplemux.core.machine import Notify
+from purplemux.core.model import ATTENTION_STATES, Session, State
 from purplemux.notify.once import LiveEntries
 
 

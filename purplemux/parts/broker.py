@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from purplemux.actions import Outcome
+from purplemux.core.listing import broker_badge
+from purplemux.core.machine import Notify
+from purplemux.core.model import Session, State
+from purplemux.daemon.actions import Outcome
+from purplemux.daemon.runtime import Runtime
 from purplemux.hosts.broker import BrokerLink, read_password
 from purplemux.hosts.commands import run_local
 from purplemux.hosts.remote import RemoteView, Row, Sink
-from purplemux.listing import broker_badge
-from purplemux.machine import Notify
-from purplemux.model import Session, State
-from purplemux.runtime import Runtime
 
 
 async def broker(rt: Runtime) -> None:

@@ -8,9 +8,13 @@ import time
 from collections.abc import Collection
 from typing import Any
 
-from purplemux.answer import AnswerError
-from purplemux.machine import Notify
-from purplemux.model import Session
+from purplemux.core.machine import Notify
+from purplemux.core.model import Session
+from purplemux.core.present import ANSWER, allows, present
+from purplemux.core.prompts import Prompt
+from purplemux.daemon.answer import AnswerError
+from purplemux.daemon.runtime import Runtime
+from purplemux.io.store_thread import AsyncStore
 from purplemux.notify.desktop import DesktopNotifier
 from purplemux.notify.message import (
     body,
@@ -22,10 +26,6 @@ from purplemux.notify.message import (
 )
 from purplemux.notify.policy import ContextAlerts, PushPolicy
 from purplemux.notify.webpush import WebPushSender
-from purplemux.present import ANSWER, allows, present
-from purplemux.prompts import Prompt
-from purplemux.runtime import Runtime
-from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 
-from purplemux.model import Session
-from purplemux.present import BY_ORDER, LOOKS
-from purplemux.ratelimit_log import RateLimitedLog
-from purplemux.runtime import Runtime
-from purplemux.session_facts import display_name
-from purplemux.tmux import Command, TmuxError, base_args, command_line, run_all
-from purplemux.tmux_status import TMUX_COLOURS, plain
+from purplemux.core.facts import display_name
+from purplemux.core.model import Session
+from purplemux.core.present import BY_ORDER, LOOKS
+from purplemux.core.termtext import TMUX_COLOURS, tmux_name
+from purplemux.daemon.runtime import Runtime
+from purplemux.io.log_once import RateLimitedLog
+from purplemux.io.tmux import Command, TmuxError, base_args, command_line, run_all
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,9 @@ def mark_commands(
 
 @functools.lru_cache(maxsize=1024)
 def _shown_name(name: str) -> str:
-    """tmux_status.plain(name), remembered: a pane's name rarely changes, and cleaning it took
+    """termtext.tmux_name(name), remembered: a pane's name rarely changes, and cleaning it took
     most of a mark's commands (two names per change)."""
-    return plain(name)
+    return tmux_name(name)
 
 
 def tmux_args(

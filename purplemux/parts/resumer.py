@@ -18,13 +18,13 @@ import logging
 import time
 import uuid
 
-from purplemux import events as ev
-from purplemux import resume
 from purplemux.agents import registry
-from purplemux.events import Source
-from purplemux.model import Session
-from purplemux.resume_pane import Locate, Skipped, own_pane, type_resume
-from purplemux.runtime import Runtime
+from purplemux.core import events as ev
+from purplemux.core import resume
+from purplemux.core.events import Source
+from purplemux.core.model import Session
+from purplemux.daemon.resume_pane import Locate, Skipped, own_pane, type_resume
+from purplemux.daemon.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

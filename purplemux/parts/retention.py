@@ -16,11 +16,11 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from purplemux.model import Session
-from purplemux.runtime import Runtime
-from purplemux.settings import Settings
-from purplemux.store import Store
-from purplemux.store_thread import AsyncStore
+from purplemux.core.model import Session
+from purplemux.daemon.runtime import Runtime
+from purplemux.io.settings import Settings
+from purplemux.io.store import Store
+from purplemux.io.store_thread import AsyncStore
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from purplemux import events as ev
 from purplemux.agents.codex.rollout import RolloutReader
-from purplemux.events import Event, Source
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.runtime import Runtime
-from purplemux.settings import Account
+from purplemux.core import events as ev
+from purplemux.core.events import Event, Source
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.spread import spread
+from purplemux.daemon.runtime import Runtime
+from purplemux.io.settings import Account
+from purplemux.io.tmux import TmuxError, run, run_blocking
+from purplemux.io.tmux_control import SUBSCRIPTION
+from purplemux.io.watch import watch_dirs
 from purplemux.sources.claude_jobs import JobWatcher
 from purplemux.sources.claude_sessions import SessionFile
 from purplemux.sources.codex_panes import AGENT as AGENT_CODEX
@@ -37,10 +41,6 @@ from purplemux.sources.codex_panes import (
 )
 from purplemux.sources.processes import Cmdlines, Known, Pane, ProcessPoller, snapshot
 from purplemux.sources.transcripts import TranscriptTailer, Turn, read_tail_state, transcript_path
-from purplemux.sources.watch import watch_dirs
-from purplemux.spread import spread
-from purplemux.tmux import TmuxError, run, run_blocking
-from purplemux.tmux_control import SUBSCRIPTION
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,13 @@ import logging
 import time
 from pathlib import Path
 
-from purplemux import fdlimit
-from purplemux.runtime import Runtime
-from purplemux.settings import MAX_BODY
+from purplemux.core.spread import spread
+from purplemux.daemon.runtime import Runtime
+from purplemux.io import fd_shortage as fdlimit
+from purplemux.io.settings import MAX_BODY
 from purplemux.sources import spool
 from purplemux.sources.hooks import PayloadError, to_event
 from purplemux.sources.trim import trim_strings
-from purplemux.spread import spread
 
 log = logging.getLogger(__name__)
 

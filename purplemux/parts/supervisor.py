@@ -9,8 +9,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from purplemux import fdlimit
-from purplemux.runtime import Runtime
+from purplemux.daemon.runtime import Runtime
+from purplemux.io import fd_shortage as fdlimit
 
 log = logging.getLogger("purplemux.parts")
 

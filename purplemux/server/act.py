@@ -2,7 +2,7 @@
 
 GET /api/sessions/{id}/screen, POST /api/sessions/{id}/answer, POST /api/sessions/{id}/focus,
 POST /api/sessions/{id}/resume ({at_reset: true | false}) and DELETE (cancel).
-The verbs themselves are purplemux.actions; these routes read the body and relay or call them
+The verbs themselves are purplemux.daemon.actions; these routes read the body and relay or call them
 (an ActionError is answered by the app's handler).
 """
 
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from purplemux.actions import AnswerInput, FocusInput, Outcome, ResumeInput, outcome
+from purplemux.daemon.actions import AnswerInput, FocusInput, Outcome, ResumeInput, outcome
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_actor, require_auth
 

@@ -14,10 +14,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from starlette.requests import ClientDisconnect
 
-from purplemux import __version__, session_facts
-from purplemux.actions import outcome
-from purplemux.listing import ENDED_LIMIT, ENDED_PAGE, ended_page
-from purplemux.ratelimit_log import RateLimitedLog
+from purplemux import __version__
+from purplemux.core import facts as session_facts
+from purplemux.core.listing import ENDED_LIMIT, ENDED_PAGE, ended_page
+from purplemux.daemon.actions import outcome
+from purplemux.io.log_once import RateLimitedLog
+from purplemux.io.settings import MAX_BODY, MAX_HOOK_BODY
 from purplemux.server import hosts
 from purplemux.server.runtime import (
     Runtime,
@@ -25,7 +27,6 @@ from purplemux.server.runtime import (
     require_auth,
     require_token,
 )
-from purplemux.settings import MAX_BODY, MAX_HOOK_BODY
 from purplemux.sources.hooks import PayloadError, to_event
 from purplemux.sources.trim import trim_strings
 

@@ -16,9 +16,13 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from purplemux import __version__
-from purplemux.actions import ActionError
-from purplemux.engine import Engine
-from purplemux.home import ensure_home, load_or_create_token, write_private
+from purplemux.daemon.actions import ActionError
+from purplemux.daemon.engine import Engine
+from purplemux.daemon.runtime import Adapters, Runtime, default_adapters
+from purplemux.io.home import ensure_home, load_or_create_token, write_private
+from purplemux.io.paths import web_dir
+from purplemux.io.settings import Settings
+from purplemux.io.store_thread import AsyncStore
 from purplemux.parts import retention, sources
 from purplemux.parts.broker import broker
 from purplemux.parts.notifier import notifier
@@ -27,8 +31,6 @@ from purplemux.parts.resumer import resumer
 from purplemux.parts.spool import drain_spool, spool_sweeper, spool_watcher
 from purplemux.parts.supervisor import STOP_ENGINE, STOP_PARTS, Part, Supervisor
 from purplemux.parts.supervisor import engine as engine_part
-from purplemux.paths import web_dir
-from purplemux.runtime import Adapters, Runtime, default_adapters
 from purplemux.server import (
     act,
     api,
@@ -44,8 +46,6 @@ from purplemux.server import (
 from purplemux.server.connguard import default_limits
 from purplemux.server.host_check import HostCheck
 from purplemux.server.security import SecurityMiddleware
-from purplemux.settings import Settings
-from purplemux.store_thread import AsyncStore
 
 log = logging.getLogger("purplemux")
 STOP_ATTACH = 0.5
@@ -177,7 +177,7 @@ def _create_private(path: Path) -> None:
 def _install_hook_script(settings: Settings) -> None:
     """Keep $PURPLEMUX_HOME/status-hook.sh current, so installed hooks run this version."""
     try:
-        from purplemux.install import install_script
+        from purplemux.agents.install import install_script
 
         install_script(settings.home)
     except Exception:

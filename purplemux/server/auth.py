@@ -1,7 +1,7 @@
 """Access: the token a request presents (a Bearer header), compared in constant time.
 
-The token itself is made and kept in $PURPLEMUX_HOME (purplemux/home.py); browsers sign in with it
-once and then hold a login cookie of their own (purplemux/logins.py): the token itself is never put
+The token itself is made and kept in $PURPLEMUX_HOME (io/home.py); browsers sign in with it
+once and then hold a login cookie of their own (io/logins.py): the token itself is never put
 in a cookie. To act, a page also sends its login's page key in the PAGE_KEY_HEADER header.
 """
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.io.log_once import RateLimitedLog
 from purplemux.server import wsframes
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.io.log_once import RateLimitedLog
 
 log = logging.getLogger(__name__)
 

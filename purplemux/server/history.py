@@ -1,6 +1,6 @@
 """Where the time went: GET /api/sessions/{id}/timeline, GET /api/summary and the /history page.
 
-Everything here is read from the event log, folded through the state machine (purplemux.history).
+Everything here is read from the event log, folded through the state machine (core.history).
 The folds are kept (in memory and in the store's history_folds): a request reads only the events
 logged since the last one (by seq) and folds them on top, so a restart or "nothing new" folds
 nothing, and a new event folds only itself (a late one: its session's log again). The page is
@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
-from purplemux.history import (
+from purplemux.core.history import (
     STATES,
     WAITING,
     Ledger,
@@ -28,17 +28,17 @@ from purplemux.history import (
     Summary,
     events_from_rows,
     summarize,
+    waited,
 )
-from purplemux.listing import ENDED_LIMIT
-from purplemux.model import Session, State
-from purplemux.paths import web_dir
-from purplemux.present import look as present_look
-from purplemux.present import present
-from purplemux.report import waited
+from purplemux.core.listing import ENDED_LIMIT
+from purplemux.core.model import Session, State
+from purplemux.core.present import look as present_look
+from purplemux.core.present import present
+from purplemux.core.timefmt import duration
+from purplemux.io.paths import web_dir
 from purplemux.server import page
 from purplemux.server.runtime import Runtime, current_runtime, is_authenticated, require_auth
 from purplemux.server.runtime import runtime as runtime_of
-from purplemux.timefmt import duration
 
 router = APIRouter()
 
@@ -65,7 +65,7 @@ CSS_COLOURS: Mapping[str, str] = {
     "grey": "--idle",
     "white": "--faint",
 }
-"""The CSS variable (style.css, light and dark) of each colour token of purplemux.present.LOOKS;
+"""The CSS variable (style.css, light and dark) of each colour token of core.present.LOOKS;
 history.css colours a mark by its token (`.mark[data-colour=...]`)."""
 
 
@@ -80,7 +80,7 @@ class Look:
 
 
 def look(state: State | str) -> Look:
-    """The label and colour of a state, from the one state table (purplemux.present)."""
+    """The label and colour of a state, from the one state table (purplemux.core.present)."""
     lk = present_look(state)
     return Look(State(state).value, lk.label, lk.colour, CSS_COLOURS.get(lk.colour, "--idle"))
 
@@ -303,7 +303,7 @@ def _hour_ceil(t: float, lo: float, hi: float) -> float:
 
 
 def headline(s: Summary, when: str) -> str:
-    """ "Claude waited on you 1h 12m today — 14 prompts, median answer 38s" (report.waited)."""
+    """ "Claude waited on you 1h 12m today — 14 prompts, median answer 38s" (history.waited)."""
     agents = {a: t.waited_on_you_s for a, t in s.agents.items()}
     return waited(s.total.waited_on_you_s, s.total.prompts, s.total.answer_median_s, agents, when)
 

@@ -20,12 +20,12 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from purplemux import jsontext
+from purplemux.core import jsontext
+from purplemux.io.settings import MAX_BODY
 from purplemux.server.api import HOOKS, accepted, not_stored
 from purplemux.server.auth import token_ok
 from purplemux.server.host_check import host_name
 from purplemux.server.security import HEADERS as SECURITY_HEADERS
-from purplemux.settings import MAX_BODY
 from purplemux.sources.hooks import PayloadError, to_event
 
 JSON_TYPE = (b"content-type", b"application/json")

@@ -12,7 +12,7 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 
 LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from purplemux.runtime import Runtime
+from purplemux.daemon.runtime import Runtime
 
 
 def broker_health(rt: Runtime | None) -> dict[str, Any]:

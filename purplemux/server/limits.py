@@ -14,8 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from purplemux.limit_keeper import account_for
-from purplemux.limits import ReadingError, from_statusline
+from purplemux.core.limits import ReadingError, from_statusline
+from purplemux.daemon.limit_keeper import account_for
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth, require_token
 

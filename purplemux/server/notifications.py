@@ -16,12 +16,12 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
+from purplemux.io.store import Store
 from purplemux.notify.devices import TEST_PAYLOAD, device_name
 from purplemux.notify.webpush import WebPushSender
 from purplemux.parts.notifier import StoredSubscriptions
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Actor, Runtime, current_runtime, require_actor, require_auth
-from purplemux.store import Store
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=[Depends(require_auth)])

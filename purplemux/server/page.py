@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from purplemux import __version__, logins, session_facts
-from purplemux.listing import board, broker_badge, group_boxes
-from purplemux.model import Session
-from purplemux.paths import web_dir
-from purplemux.present import Place, SessionView, present
+from purplemux import __version__
+from purplemux.core import facts as session_facts
+from purplemux.core.listing import board, broker_badge, group_boxes
+from purplemux.core.model import Session
+from purplemux.core.present import Place, SessionView, present
+from purplemux.core.timefmt import duration
+from purplemux.io import logins
+from purplemux.io.paths import web_dir
 from purplemux.server.auth import token_ok
 from purplemux.server.hosts import broker_health
 from purplemux.server.runtime import is_authenticated, runtime
-from purplemux.timefmt import duration
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -118,7 +120,7 @@ def render_dashboard(
     """The whole dashboard as HTML for these sessions (or their views: other hosts' rows come
     presented) at time `now`; `usage`: the 7-day spend; `broker`: the shared broker's state;
     `shell`: the offline app shell (no sessions; the page draws the ones it saved). What the list
-    shows is purplemux.listing's Board, the one the feed sends the script."""
+    shows is purplemux.core.listing's Board, the one the feed sends the script."""
     views = [x if isinstance(x, SessionView) else present(x) for x in sessions]
     shown = board(views)
     return (
@@ -171,7 +173,7 @@ class Group:
 
 def group_sessions(views: Iterable[SessionView]) -> list[Group]:
     """Sidebar sections in display order, with their views (the /history page's lanes); the
-    order is purplemux.listing's, the dashboard's."""
+    order is purplemux.core.listing's, the dashboard's."""
     by_id = {v.id: v for v in views}
     return [
         Group(g.place, [Window(w.place, [by_id[i] for i in w.ids]) for w in g.windows])

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
-from purplemux.logins import COOKIE
-from purplemux.runtime import Runtime
+from purplemux.daemon.runtime import Runtime
+from purplemux.io.logins import COOKIE
 from purplemux.server.auth import PAGE_KEY_HEADER, page_key_ok, presented_token, token_ok
 
 __all__ = [
@@ -77,7 +77,7 @@ class Actor:
     """Who may act: the token's holder, or a page holding its login's page key."""
 
     login: str
-    """The login id (purplemux/logins.py): push subscriptions are kept under it."""
+    """The login id (purplemux/io/logins.py): push subscriptions are kept under it."""
     via: str
     """"token" or "page"."""
 

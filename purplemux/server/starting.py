@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from purplemux import __version__
+from purplemux.io.settings import Settings
 from purplemux.server.host_check import allowed_names, host_name
-from purplemux.settings import Settings
 
 if TYPE_CHECKING:
     from purplemux.server.hookpath import HookPath

@@ -1,4 +1,4 @@
-"""WS /api/stream: a snapshot, then one message per batch of changes (purplemux.feed); clients
+"""WS /api/stream: a snapshot, then one message per batch of changes (daemon.feed); clients
 may report page visibility.
 
 A login cookie alone may follow the feed (what the dashboard shows) but its visibility reports
@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from purplemux.feed import encode, text_frame
-from purplemux.logins import COOKIE
+from purplemux.daemon.feed import encode, text_frame
+from purplemux.io.logins import COOKIE
 from purplemux.server import feedcap, wsframes
 from purplemux.server.runtime import Runtime, actor_of, has_token, is_authenticated, runtime
 

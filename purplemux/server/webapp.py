@@ -17,7 +17,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 
-from purplemux.paths import web_dir
+from purplemux.io.paths import web_dir
 from purplemux.server.page import HEADERS, render_dashboard
 
 router = APIRouter()

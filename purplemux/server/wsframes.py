@@ -4,7 +4,7 @@ Through ASGI, each message to each client is a `send` through Starlette and uvic
 websockets library frames it again; with fifty clients that was most of the daemon's CPU per
 event (BENCHMARKS.md, section 3). uvicorn's WebSocket protocol (websockets' sans-I/O flavour, the
 one `uvicorn[standard]` picks) offers its feeds a writer in the connection's ASGI scope
-(`scope["extensions"][EXTENSION]`), set up by purplemux.server.connguard: purplemux.feed then
+(`scope["extensions"][EXTENSION]`), set up by purplemux.server.connguard: purplemux.daemon.feed then
 writes each message's frame, made once, to every client's transport. Everything else on the
 connection (the handshake, pings, the close) stays the protocol's own; the writer only adds data
 frames, whole, between them (asyncio runs one callback at a time, so frames never interleave).
@@ -23,7 +23,7 @@ resyncs."""
 
 
 class TransportFrames:
-    """purplemux.feed.FrameWriter over one uvicorn WebSocket protocol's transport."""
+    """purplemux.daemon.feed.FrameWriter over one uvicorn WebSocket protocol's transport."""
 
     __slots__ = ("_protocol",)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from purplemux.agents.claude import limits
-from purplemux.events import (
+from purplemux.core.events import (
     Event,
     SessionEnd,
     Source,
@@ -44,7 +44,7 @@ from purplemux.events import (
     Stop,
     StopFailure,
 )
-from purplemux.sources.watch import watch_dirs
+from purplemux.io.watch import watch_dirs
 
 STATE_FILE = "state.json"
 MAX_TEXT = 2000

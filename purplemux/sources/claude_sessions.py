@@ -14,11 +14,11 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints; pyproject has no types-psutil
 
-from purplemux import session_facts
-from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
-from purplemux.model import TmuxLocation
-from purplemux.procinfo import start_ticks
-from purplemux.sources.watch import watch_dirs
+from purplemux.core import facts as session_facts
+from purplemux.core.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
+from purplemux.core.model import TmuxLocation
+from purplemux.io.procinfo import start_ticks
+from purplemux.io.watch import watch_dirs
 
 log = logging.getLogger(__name__)
 

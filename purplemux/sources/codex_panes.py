@@ -40,7 +40,7 @@ from purplemux.agents.codex.pane_title import (
 )
 from purplemux.agents.codex.panes import Link, PaneKey, Thread, TuiPane, link
 from purplemux.agents.codex.process import codex_home, is_codex
-from purplemux.events import (
+from purplemux.core.events import (
     Event,
     ProcessGone,
     ProcessSeen,
@@ -49,7 +49,7 @@ from purplemux.events import (
     StatusIdle,
     StatusWaiting,
 )
-from purplemux.model import State
+from purplemux.core.model import State
 from purplemux.sources.processes import (
     Pane,
     ProcessTable,

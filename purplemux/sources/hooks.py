@@ -14,8 +14,8 @@ from typing import Any
 from purplemux.agents import registry
 from purplemux.agents.payload import MAX_ID
 from purplemux.agents.payload import text as _text
-from purplemux.events import Event
-from purplemux.model import TmuxLocation
+from purplemux.core.events import Event
+from purplemux.core.model import TmuxLocation
 
 HEADER_ID = "x-purplemux-event-id"
 HEADER_TS = "x-purplemux-ts"

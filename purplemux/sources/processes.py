@@ -13,12 +13,12 @@ from typing import Protocol
 
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 
-from purplemux import fdlimit
 from purplemux.agents.claude.process import is_claude
-from purplemux.events import Event, ProcessGone, ProcessSeen, Source
-from purplemux.model import TmuxLocation
-from purplemux.procinfo import ProcInfo, proc_name
-from purplemux.tmux import TmuxError, run_blocking
+from purplemux.core.events import Event, ProcessGone, ProcessSeen, Source
+from purplemux.core.model import TmuxLocation
+from purplemux.io import fd_shortage as fdlimit
+from purplemux.io.procinfo import ProcInfo, proc_name
+from purplemux.io.tmux import TmuxError, run_blocking
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from purplemux.ratelimit_log import RateLimitedLog
-from purplemux.settings import MAX_HOOK_BODY
-from purplemux.sources.watch import watch_dirs
+from purplemux.io.log_once import RateLimitedLog
+from purplemux.io.settings import MAX_HOOK_BODY
+from purplemux.io.watch import watch_dirs
 
 log = logging.getLogger(__name__)
 

@@ -11,15 +11,23 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from purplemux import session_facts
 from purplemux.agents.claude import limits
 
 # MAX_LINE and READ_BLOCK are re-exported: sources/transcripts.py reads them from here.
 from purplemux.agents.jsonl import MAX_LINE as MAX_LINE
 from purplemux.agents.jsonl import READ_BLOCK as READ_BLOCK
 from purplemux.agents.jsonl import JsonlReader, timestamp
-from purplemux.events import Event, Interrupt, Limit, Source, Stop, StopFailure, TranscriptFacts
-from purplemux.model import Tokens
+from purplemux.core import facts as session_facts
+from purplemux.core.events import (
+    Event,
+    Interrupt,
+    Limit,
+    Source,
+    Stop,
+    StopFailure,
+    TranscriptFacts,
+)
+from purplemux.core.model import Tokens
 
 USAGE_MEMORY = 8
 """Message ids remembered to count repeated usage once: a message's entries are written

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from purplemux import memtrim
-from purplemux.events import Event
-from purplemux.ratelimit_log import RateLimitedLog
+from purplemux.core.events import Event
+from purplemux.io import memtrim
+from purplemux.io.log_once import RateLimitedLog
+from purplemux.io.watch import watch_dirs
 from purplemux.sources.transcript_files import UnsafePath, check, open_transcript
 from purplemux.sources.transcript_reader import (
     MAX_LINE,
@@ -27,7 +28,6 @@ from purplemux.sources.transcript_reader import (
     Turn,
     read_tail_state,
 )
-from purplemux.sources.watch import watch_dirs
 
 __all__ = [
     "MAX_LINE",

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from purplemux.model import Session, State
-from purplemux.present import present
+from purplemux.core.model import Session, State
+from purplemux.core.present import present
 from tests.support import Daemon
 from tests.support.browser import PROMPT_TOOL, hook, make, new_page, wait_state
 
@@ -184,7 +184,7 @@ def test_ended_sessions_move_to_the_ended_section(dashboard: Page, daemon: Daemo
 
 
 def test_rows_filled_by_the_script_match_the_server(dashboard: Page, daemon: Daemon) -> None:
-    # Both fill the same slots from the same view (purplemux/present.py); this checks the slots.
+    # Both fill the same slots from the same view (core/present.py); this checks the slots.
     for n, state in enumerate(STATES):
         make(daemon, f"p-{state}", state, pane=f"%{n}", cwd=f"/w/{state}")
     hook(daemon, "p-review", "SessionEnd", pane="%3")

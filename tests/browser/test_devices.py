@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from purplemux import logins
+from purplemux.io import logins
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, wait_for
 from tests.support.logins import Login

@@ -1,4 +1,4 @@
-"""The list, decided once (purplemux/listing.py): the live page shows what a reload shows, item by
+"""The list, decided once (core/listing.py): the live page shows what a reload shows, item by
 item; the ended list is paged; the feed's follower (follow.js) resyncs on a gap on every page and
 says when the page falls behind."""
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.store import Store
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.io.store import Store
 from tests.support import Daemon, run_hook, wait_for
 from tests.support.browser import PROMPT_TOOL, new_page, poll, sign_in
 from tests.support.hosts import post_hook

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
-from purplemux.listing import board
-from purplemux.model import Session, State, TmuxLocation
-from purplemux.present import SessionView, present, session_json
+from purplemux.core.listing import board
+from purplemux.core.model import Session, State, TmuxLocation
+from purplemux.core.present import SessionView, present, session_json
 from tests.support import Daemon
 from tests.support.browser import PROMPT_TOOL, hook, make, poll, sign_in, wait_state
 

@@ -56,7 +56,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.claude import install as claude_install
 from tests.chromium import CHROMIUM, LAUNCH_ARGS, require
 from tests.support import Daemon

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.codex import install as codex_install
 from tests.support import Daemon
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.codex import install as codex_install
 from tests.support import Daemon
 
@@ -279,10 +279,12 @@ def test_clear_starts_a_new_session_on_the_same_pane(
     prompt(pane, "hello after clear")
     new = feed.wait(
         None,
-        lambda s: s["id"] != old
-        and s.get("agent") == "codex"
-        and (s.get("tmux") or {}).get("pane") == pane.pane_id
-        and s["state"] == "review",
+        lambda s: (
+            s["id"] != old
+            and s.get("agent") == "codex"
+            and (s.get("tmux") or {}).get("pane") == pane.pane_id
+            and s["state"] == "review"
+        ),
         since=mark,
         timeout=30,
         what="the new session on the same pane",
@@ -413,6 +415,7 @@ def test_peek_and_jump_from_the_cli_reach_a_codex_session(
     assert focused["pane"] == pane.pane_id
     pane.send_keys("Escape")  # leave no dialog open for the teardown
     feed.wait_state(sid, "idle", since=mark, timeout=15)
+
 
 # --- safe to act, round three: the pane a row is placed on is that thread's own ---------------
 # Codex draws the thread's first prompt verbatim in its pane title (`<prompt> | proj`). A first

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.codex import install as ci
 from purplemux.agents.codex.trust import state_key, trusted_hash
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from purplemux.timefmt import wall_clock
+from purplemux.core.timefmt import wall_clock
 from tests.support import Daemon
 
 from .codex_fixtures import StartCodex

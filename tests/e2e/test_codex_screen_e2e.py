@@ -27,7 +27,7 @@ from purplemux.agents.codex.screen import (
     recognise,
 )
 from purplemux.agents.payload import describe_tool
-from purplemux.prompts import Context, Prompt
+from purplemux.core.prompts import Context, Prompt
 
 from .codex_fixtures import StartCodex
 from .codex_harness import CodexHome, CodexPane

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.claude import install as claude_install
-from purplemux.timefmt import wall_clock
+from purplemux.core.timefmt import wall_clock
 from tests.support import Daemon
 
 from .fake_api import PLAIN_ANSWER, FakeAnthropicAPI

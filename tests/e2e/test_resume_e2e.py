@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from purplemux import install
+from purplemux.agents import install
 from purplemux.agents.claude import install as claude_install
-from purplemux.resume import DELAY
+from purplemux.core.resume import DELAY
 from tests.support import Daemon
 from tests.support.screens import call
 

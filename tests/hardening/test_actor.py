@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from purplemux import logins
+from purplemux.io import logins
+from purplemux.io.store import MIGRATIONS
 from purplemux.server.auth import PAGE_KEY_HEADER
 from purplemux.server.notifications import MAX_SUBSCRIPTIONS
-from purplemux.store import MIGRATIONS
 from tests.hardening.helpers import client_and_token, spy_compare_digest
 from tests.notify.fake_push_service import BrowserSubscription, FakePushService
 from tests.support import Daemon, run_hook, wait_for

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 from tests.support import Daemon, run_hook, wait_for
 
 FD_LIMIT = 160

@@ -15,7 +15,7 @@ from tests.support.hooks import send_hook
 
 CUT = 50
 MOST_LINES = 5
-"""Log lines about 50 cut-short bodies (one per key and interval, purplemux.ratelimit_log)."""
+"""Log lines about 50 cut-short bodies (one per key and interval, purplemux.io.log_once)."""
 
 
 def cut_short(d: Daemon, path: str, body: bytes) -> None:

@@ -14,10 +14,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from purplemux import events as ev
-from purplemux.model import Session, State
+from purplemux.core import events as ev
+from purplemux.core.model import Session, State
+from purplemux.io.store import Store
 from purplemux.server.history import local_midnight
-from purplemux.store import Store
 from tests.support import Daemon
 
 ENDED = 2000

@@ -25,10 +25,11 @@ from starlette.websockets import WebSocketDisconnect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from purplemux import cli, logins
-from purplemux.serve import is_loopback
+from purplemux import cli
+from purplemux.io import logins
+from purplemux.io.settings import Settings
 from purplemux.server.app import create_app
-from purplemux.settings import Settings
+from purplemux.server.serve import is_loopback
 from tests.hardening.helpers import (
     Endpoint,
     client_and_token,

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from purplemux.settings import MAX_BODY
+from purplemux.io.settings import MAX_BODY
 from tests.hardening.helpers import (
     ErrorLog,
     any_char,

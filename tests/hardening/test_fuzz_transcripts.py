@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from purplemux.events import Event, TranscriptFacts, sanitize
-from purplemux.machine import step
-from purplemux.model import Session
+from purplemux.core.events import Event, TranscriptFacts, sanitize
+from purplemux.core.machine import step
+from purplemux.core.model import Session
 from purplemux.sources.transcript_reader import (
     END_OF_TURN,
     INTERRUPT_MARK,

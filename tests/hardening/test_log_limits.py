@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from purplemux.ratelimit_log import KEYS, RateLimitedLog
+from purplemux.io.log_once import KEYS, RateLimitedLog
 from tests.support import Daemon
 
 BUDGET = 100

@@ -8,7 +8,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from purplemux.serve import RedactTokens
+from purplemux.server.serve import RedactTokens
 from tests.support import Daemon
 
 SECRET = "s3cr3t-" + "Ab0_-" * 8

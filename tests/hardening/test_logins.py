@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from purplemux import logins
+from purplemux.io import logins
 from tests.hardening.helpers import client_and_token, spy_compare_digest
 from tests.support import Daemon
 from tests.support.logins import http_login
@@ -84,7 +84,7 @@ def test_a_new_token_voids_every_login(daemon: Daemon) -> None:
 def test_the_login_cookie_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = spy_compare_digest(monkeypatch, "purplemux.logins")
+    calls = spy_compare_digest(monkeypatch, "purplemux.io.logins")
     with client_and_token(tmp_path) as (c, token):
         assert c.get(f"/?token={token}", follow_redirects=False).status_code == 200
         secret = c.cookies[logins.COOKIE]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.logins import FILE, Logins
+from purplemux.io.logins import FILE, Logins
 from tests.support import REPO, Daemon, free_port
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from purplemux import events as ev
-from purplemux.events import Source
-from purplemux.model import Session, State
+from purplemux.core import events as ev
+from purplemux.core.events import Source
+from purplemux.core.model import Session, State
+from purplemux.io.settings import Settings, duration
+from purplemux.io.store import Store
 from purplemux.parts import retention
 from purplemux.server.app import create_app
-from purplemux.settings import Settings, duration
-from purplemux.store import Store
 from tests.support import REPO, Daemon, run_hook, settings_for, wait_for
 
 DAY = 86400.0

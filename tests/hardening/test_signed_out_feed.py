@@ -15,7 +15,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from purplemux import logins
+from purplemux.io import logins
 from tests.support import Daemon
 from tests.support.logins import http_login
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from purplemux.core.model import Session, State
 from purplemux.hosts import remote, rows
 from purplemux.hosts.remote import RemoteView, Sink
-from purplemux.model import Session, State
 
 
 class Recorder:

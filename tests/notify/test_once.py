@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from purplemux.engine import Engine
+from purplemux.core.model import State
+from purplemux.daemon.engine import Engine
 from purplemux.hosts.remote import RemoteView, Sink
-from purplemux.model import State
 from purplemux.notify.once import LIVE_SLACK, LiveEntries
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from purplemux.machine import Notify
-from purplemux.model import Session, State
+from purplemux.core.machine import Notify
+from purplemux.core.model import Session, State
 from purplemux.notify.policy import PushPolicy, Verdict
 
 S = Session(id="a", state=State.NEEDS_INPUT, cwd="/w/shop")

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
-from purplemux.model import PendingTool, Session, State, TmuxLocation
+from purplemux.core.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload
 from tests.support.waiting import describe_probe
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from purplemux.model import PendingTool, Session, State, TmuxLocation
+from purplemux.core.model import PendingTool, Session, State, TmuxLocation
 from purplemux.notify.message import push_payload, urgency_for
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
 from purplemux.notify.webpush import WebPushSender

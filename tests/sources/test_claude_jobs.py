@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from purplemux import events as ev
+from purplemux.core import events as ev
 from purplemux.sources.claude_jobs import JobWatcher, error_kind, job_event
 from purplemux.sources.claude_sessions import parse_session_file, status_event
 from tests.support import wait_for_async

@@ -14,7 +14,7 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 import pytest
 
-from purplemux.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
+from purplemux.core.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
 from purplemux.sources.claude_sessions import (
     SessionFile,
     SessionFileWatcher,

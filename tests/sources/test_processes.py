@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.events import ProcessGone, ProcessSeen, Source
+from purplemux.core.events import ProcessGone, ProcessSeen, Source
 from purplemux.sources import processes
 from purplemux.sources.processes import (
     Known,

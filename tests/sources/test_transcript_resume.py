@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from purplemux.events import Event, TranscriptFacts
-from purplemux.model import Session, Tokens
+from purplemux.core.events import Event, TranscriptFacts
+from purplemux.core.model import Session, Tokens
+from purplemux.io.store import Store
 from purplemux.sources.transcripts import (
     HISTORY_AFTER,
     TAIL_FIRST,
@@ -20,7 +21,6 @@ from purplemux.sources.transcripts import (
     TranscriptTailer,
     Turn,
 )
-from purplemux.store import Store
 from tests.support import wait_for_async
 from tests.support.transcripts import end, line, prompt, stops, turns
 
@@ -373,7 +373,6 @@ async def test_a_tail_grows_to_hold_the_newest_prompt(tmp_path: Path) -> None:
         assert tailer.stats.tail_bytes > len(big)
     finally:
         await follow.close()
-
 
 
 @pytest.mark.asyncio

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
-from purplemux.model import Tokens
+from purplemux.core.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
+from purplemux.core.model import Tokens
 from purplemux.sources import transcripts
 from purplemux.sources.transcripts import (
     MAX_LINE,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from purplemux.sources import watch
+from purplemux.io import watch
 from purplemux.sources.transcripts import TranscriptTailer
 from tests.support.transcripts import collect, end, prompt, stops
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from purplemux.settings import Settings
+from purplemux.io.settings import Settings
 from tests.support.daemon import REPO, Daemon, wait_for
 
 HOOK = REPO / "hooks" / "status-hook.sh"

@@ -160,7 +160,7 @@ def fake_notify_send(bin_dir: Path, record: Path) -> str:
 
 def forged_row(sid: str, **fields: Any) -> dict[str, Any]:
     """A session row as a host publishes it (model.Session.to_json), with `fields` over it."""
-    from purplemux.model import Session, State
+    from purplemux.core.model import Session, State
 
     now = time.time()
     data = Session(id=sid, state=State.IDLE, state_since=now, seq=1, updated_at=now).to_json()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from purplemux import logins
+from purplemux.io import logins
 from purplemux.server.auth import PAGE_KEY_HEADER
 
 KEY_META = re.compile(r'<meta name="purplemux-page-key" content="([^"]*)">')

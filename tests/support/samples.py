@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from purplemux.events import Event
-from purplemux.model import State
+from purplemux.core.events import Event
+from purplemux.core.model import State
 from purplemux.sources.hooks import to_event
 from tests.support.daemon import REPO
 

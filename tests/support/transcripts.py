@@ -8,7 +8,7 @@ import random
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from purplemux.events import Event, Stop
+from purplemux.core.events import Event, Stop
 
 
 def line(**entry: Any) -> bytes:

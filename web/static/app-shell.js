@@ -160,7 +160,7 @@ if (body.hasAttribute("data-shell")) {
 
 // --- the count on the installed app's icon (App Badging API, where the platform has it) -------
 
-// The server's one attention set (purplemux/listing.py), as the title counts it.
+// The server's one attention set (purplemux/core/listing.py), as the title counts it.
 function updateBadge(list) {
   if (!list) return;
   const n = list.attention.length;

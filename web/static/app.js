@@ -1,6 +1,6 @@
 // The live dashboard: adopts the server-rendered page, then follows WS /api/stream (follow.js).
 // What the list shows (groups, counts, title, favicon, the recent list, the ended page) comes
-// with every message as the server's `list` (purplemux/listing.py); this file applies it.
+// with every message as the server's `list` (purplemux/core/listing.py); this file applies it.
 // Plain ES module, no build step, no inline code (the page's CSP allows only 'self' scripts).
 
 import { follow } from "./follow.js";

@@ -1,7 +1,7 @@
-// The one follower of WS /api/stream (purplemux/feed.py, protocol 3), for the dashboard and the
+// The one follower of WS /api/stream (purplemux/daemon/feed.py, protocol 3), for the dashboard and the
 // history page: a snapshot, then messages with a gap-free seq; a gap, or a message that arrives
 // long after the server sent it (the page fell behind), means a fresh snapshot (resync). The
-// Python twin is purplemux/follow.py (`purplemux status --watch`).
+// Python twin is purplemux/cli/follow.py (`purplemux status --watch`).
 
 export const PROTOCOL = 3;
 const BACKOFF_START_MS = 500;

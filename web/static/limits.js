@@ -1,7 +1,7 @@
 // The header's usage gauges: one per account (agent + account label), its 5-hour and weekly
 // use as bars with the percent and the reset time in the browser's local time, "reset" once
 // that time has passed. Fed by the feed's snapshot (`limits`) and its `limits` messages
-// (purplemux/limit_keeper.py); hidden while no agent has reported its limits.
+// (purplemux/daemon/limit_keeper.py); hidden while no agent has reported its limits.
 
 const WINDOWS = [
   ["five_hour", "5h"],

@@ -1,11 +1,11 @@
 // DOM updates for the dashboard and its ticking clock. What a row says, where it goes and in
-// what order is decided once on the server (purplemux/present.py) and sent as each session's
+// what order is decided once on the server (purplemux/core/present.py) and sent as each session's
 // `view`; this file only places it. Session text only ever reaches the page through textContent
 // and attributes, never as markup.
 
 import { el } from "./dom.js";
 
-// A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h (purplemux/timefmt.py's duration).
+// A compact, exact-enough age: 42s, 3m 05s, 2h 07m, 4d 3h (purplemux/core/timefmt.py's duration).
 export function duration(seconds) {
   const s = Math.max(0, Math.floor(seconds));
   const pad = (n) => String(n).padStart(2, "0");
@@ -22,7 +22,7 @@ export function clock(ts) {
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 // A limit's reset in the viewer's local time: "22:32" today, else "Dec 4 20:36"
-// (purplemux/timefmt.py's wall_clock).
+// (purplemux/core/timefmt.py's wall_clock).
 export function wallClock(ts, now) {
   const when = new Date(ts * 1000);
   const pad = (n) => String(n).padStart(2, "0");
@@ -184,7 +184,7 @@ export function makeWindow(place) {
   return box;
 }
 
-// An entry of the "needs you — recent" panel, from the server's list (purplemux/listing.py's
+// An entry of the "needs you — recent" panel, from the server's list (purplemux/core/listing.py's
 // Recent; dashboard.html renders the same shape).
 export function makeRecent(r) {
   const item = el("li", "recent-item");

@@ -6,7 +6,7 @@ from purplemux.agents.base import Agent
 from purplemux.agents.claude.hooks import to_event
 from purplemux.agents.claude.input_box import read_input_box
 from purplemux.agents.claude.process import is_claude, shows
-from purplemux.prompts import recognise
+from purplemux.core.prompts import recognise
 
 AGENT = Agent(
     name="claude",

@@ -11,7 +11,7 @@ Facts: ../shared/claude-code-bg-and-limits.md, A.
 
 from __future__ import annotations
 
-from purplemux import events as ev
+from purplemux.core import events as ev
 
 AGENT_VIEW_NOTICES = frozenset({"agent_needs_input", "agent_completed"})
 """Notifications the agent view sends about other sessions (2.1.332 auto mode also sends

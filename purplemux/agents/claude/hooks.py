@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from purplemux import events as ev
-from purplemux import session_facts
 from purplemux.agents.claude import limits
 from purplemux.agents.payload import MAX_ID, MAX_SHORT, describe_tool, digest, first_question
 from purplemux.agents.payload import text as _text
-from purplemux.events import Event
-from purplemux.model import BackgroundTask
-from purplemux.prompts import imitates_dialog
+from purplemux.core import events as ev
+from purplemux.core import facts as session_facts
+from purplemux.core.events import Event
+from purplemux.core.model import BackgroundTask
+from purplemux.core.prompts import imitates_dialog
 
 ATTENTION_TYPES = frozenset(
     {"permission_prompt", "elicitation_dialog", "worker_permission_prompt", "agent_needs_input"}

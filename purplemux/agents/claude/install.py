@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from purplemux import hookfiles
+from purplemux.agents import hookfiles
 from purplemux.agents.claude.statusline import unwrap as unwrap_statusline
 from purplemux.agents.claude.statusline import wrap as wrap_statusline
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from purplemux.procinfo import ProcInfo, read_proc, start_ticks
+from purplemux.io.procinfo import ProcInfo, read_proc, start_ticks
 
 NAMES = frozenset({"claude", "claude.exe"})
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from purplemux import events as ev
 from purplemux.agents.codex.screen import imitates_dialog
 from purplemux.agents.payload import MAX_ID, MAX_SHORT, describe_tool, first_question
 from purplemux.agents.payload import digest as _digest
 from purplemux.agents.payload import text as _text
-from purplemux.events import Event
+from purplemux.core import events as ev
+from purplemux.core.events import Event
 
 QUESTION_TOOL = "request_user_input"
 

@@ -56,7 +56,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
-from purplemux import hookfiles
+from purplemux.agents import hookfiles
 from purplemux.agents.codex.trust import CLAMPED_LABELS, EVENT_LABELS, state_key, trusted_hash
 
 EVENTS = tuple(EVENT_LABELS)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from purplemux.model import State
+from purplemux.core.model import State
 
 SEPARATOR = " | "
 ACTION_REQUIRED = ("[ . ] Action Required", "[ ! ] Action Required")

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from purplemux.agents.codex.pane_title import PaneTitle, title_fits
-from purplemux.model import TmuxLocation
+from purplemux.core.model import TmuxLocation
 
 START_WINDOW = 10.0
 """Seconds between a TUI's start and its first thread's creation (the first TUI of a home starts

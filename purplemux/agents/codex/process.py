@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from purplemux.procinfo import ProcInfo
+from purplemux.io.procinfo import ProcInfo
 
 DAEMON_ARG = "app-server"
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from purplemux.agents.jsonl import MAX_LINE, READ_BLOCK, JsonlReader, timestamp
-from purplemux.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
-from purplemux.model import RateLimits, Tokens
+from purplemux.core.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
+from purplemux.core.model import RateLimits, Tokens
 
 AGENT = "codex"
 """The agent every event of a rollout speaks for."""

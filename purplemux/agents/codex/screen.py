@@ -1,8 +1,8 @@
 """Recognise the prompt Codex CLI 0.171.0 draws in a pane, and the keys that answer it (pure).
 
 `recognise(screen, context)` reads the pane's plain text (tmux capture-pane) with what the hooks
-said (`purplemux.prompts.Context`: the pending tool, its command or question, the look-alike
-flag) and returns the open prompt as a `purplemux.prompts.Prompt`, or None. Codex draws its
+said (`purplemux.core.prompts.Context`: the pending tool, its command or question, the look-alike
+flag) and returns the open prompt as a `purplemux.core.prompts.Prompt`, or None. Codex draws its
 dialogs in the bottom pane, in place of the composer, so a dialog's footer is the **last**
 non-empty line of the screen:
 
@@ -27,7 +27,7 @@ non-empty line of the screen:
 **The screen is hostile input.** The approval draws the model's command and reason inside the
 dialog, the question draws the model's question and option descriptions, and a command can
 hold real line breaks: a command holding `(U+203A) 1. Yes, proceed (y)` or a fake footer could pass
-for the dialog's own lines. So, mirroring purplemux.prompts (Claude):
+for the dialog's own lines. So, mirroring purplemux.core.prompts (Claude):
 
 - the footer is the last non-empty line, at column 2, and is one of the footers above (a
   question's may wrap onto two lines in a narrow pane);
@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from purplemux.agents.payload import digest as payload_digest
-from purplemux.prompts import Context, Option, Prompt, any_text, text_lines
+from purplemux.core.prompts import Context, Option, Prompt, any_text, text_lines
 
 MARKER = "\u203a"  # the selection marker, and the composer's prompt mark
 APPROVAL_FOOTER = "Press enter to confirm or esc to cancel"

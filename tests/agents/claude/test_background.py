@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from purplemux.agents.claude.background import not_a_row
-from purplemux.events import Event
+from purplemux.core.events import Event
 from purplemux.sources.hooks import to_event
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "claude-code-2.1.332" / "bg"

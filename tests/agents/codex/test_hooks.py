@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from purplemux import machine
-from purplemux.events import Event
-from purplemux.model import Session
+from purplemux.core import machine
+from purplemux.core.events import Event
+from purplemux.core.model import Session
 from purplemux.sources.hooks import PayloadError, to_event
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "codex-0.171.0"

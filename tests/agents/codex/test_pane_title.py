@@ -7,7 +7,7 @@ import json
 import pytest
 
 from purplemux.agents.codex.pane_title import Layout, PaneTitle, parse_title
-from purplemux.model import State
+from purplemux.core.model import State
 from tests.agents.codex.samples import SAMPLES, rollout, screen_titles, thread_id
 
 SCENARIOS = sorted(p.parent.name for p in SAMPLES.glob("*/timeline.jsonl"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from purplemux.agents.codex.pane_title import Layout, parse_title
 from purplemux.agents.codex.panes import Link, Thread, TuiPane, link
-from purplemux.model import TmuxLocation
+from purplemux.core.model import TmuxLocation
 
 HOME = "/home/u/.codex"
 PROJ = "/home/u/proj"

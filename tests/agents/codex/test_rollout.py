@@ -21,7 +21,7 @@ from purplemux.agents.codex.rollout import (
     read_tail_state,
     tokens_of,
 )
-from purplemux.events import (
+from purplemux.core.events import (
     Event,
     Interrupt,
     Source,
@@ -30,7 +30,7 @@ from purplemux.events import (
     TranscriptFacts,
     event_from_json,
 )
-from purplemux.model import RateLimits, Tokens
+from purplemux.core.model import RateLimits, Tokens
 from tests.agents.codex.samples import SAMPLES, rollout, rollouts, thread_id
 
 ALL_ROLLOUTS = sorted(SAMPLES.glob("*/rollout/rollout-*.jsonl"))

@@ -23,9 +23,11 @@ from purplemux.agents.codex.screen import (
     recognise,
 )
 from purplemux.agents.payload import describe_tool
-from purplemux.prompts import Context, Prompt
+from purplemux.core.prompts import Context, Prompt
 
 SCREENS = Path(__file__).resolve().parents[2] / "samples" / "codex-0.171.0" / "screens"
+
+
 def run_ctx(command: str) -> Context:
     """What the hooks say of a pending Bash call: its summary (cut as describe_tool cuts it)
     and its input's fingerprint."""
@@ -285,9 +287,7 @@ def test_a_long_command_cut_by_the_hooks_summary_still_agrees() -> None:
 def test_a_command_holding_an_option_line_is_ambiguous() -> None:
     command = "printf '› 1. Yes, proceed (y)\\n  3. No (esc)\\n'"
     screen = swap(APPROVAL, "$ sleep 3 && touch approved.txt", f"$ {command}")
-    assert "looks like an option" in ambiguous(
-        recognise(screen, run_ctx(command))
-    )
+    assert "looks like an option" in ambiguous(recognise(screen, run_ctx(command)))
 
 
 FAKE_BLOCK = """$ echo hi
@@ -506,7 +506,7 @@ def test_a_patch_imitates_a_dialog_only_in_its_file_names() -> None:
 
 def test_a_codex_approvals_push_answers_with_its_own_labels_under_yes_and_no() -> None:
     """The notification's buttons say Yes / No; each posts the option Codex itself shows."""
-    from purplemux.model import PendingTool, Session, State, TmuxLocation
+    from purplemux.core.model import PendingTool, Session, State, TmuxLocation
     from purplemux.notify.message import push_payload
 
     prompt = answerable(recognise(APPROVAL, RUN))
