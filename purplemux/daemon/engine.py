@@ -1,4 +1,12 @@
-"""The engine: the only writer. Queue of events -> step() per session -> store, feed, listeners."""
+"""The engine: the only writer. Queue of events -> step() per session -> store, feed, listeners.
+
+Wiring: others join the engine through methods that return the callable that ends what they
+began (calling it again does nothing), never by setting its attributes. `subscribe`: a part
+hears the effects (change, notify, watch, remove; `subscribers()` counts them). `follow_limits`:
+the daemon's limit keeper hears each transcript event with usage limits (one listener, for the
+daemon's life, so not a part's subscription). `serve_remote`: the broker part lends other
+hosts' sessions (`remote`) while it runs. The feed is made here, with the engine's own
+callbacks."""
 
 from __future__ import annotations
 
@@ -104,14 +112,18 @@ class Engine:
         """This machine's name: every session this engine serves carries it as `host`."""
         self.context_window = context_window
         """One context window for every model (PURPLEMUX_CONTEXT_WINDOW), or None: the table."""
-        self.remote: RemoteSessions | None = None
-        """Other hosts' sessions (a broker is configured): merged into snapshots, never stepped."""
+        self._remote: RemoteSessions | None = None
+        """Other hosts' sessions (serve_remote): merged into snapshots, never stepped."""
         self.clock = clock
         self.sessions: dict[str, Session] = {}
         self.timelines: dict[str, Timeline] = {}
-        self.feed = Feed(self.feed_snapshot, self.board, clock)
-        self.feed.busy = lambda: not self._queue.empty()  # its batches join one message
-        self.feed.resolve = self._feed_json
+        self.feed = Feed(
+            self.feed_snapshot,
+            self.board,
+            clock,
+            busy=lambda: not self._queue.empty(),  # its batches join one message
+            resolve=self._feed_json,
+        )
         self._subscriptions: list[_Subscription] = []
         self.stats = EngineStats()
         self._failing = RateLimitedLog(log)
@@ -141,9 +153,8 @@ class Engine:
         looked up there. One after it and not in _seen is new: nothing before this start could
         have stored it, and this run remembers every id it stored until it forgets it, which
         moves this time up to that event's."""
-        self.limits_listener: LimitsListener | None = None
-        """Told of each stored transcript event with the agent's usage limits (the daemon's
-        purplemux.daemon.limit_keeper; one, for the daemon's life, so not a part's subscription)."""
+        self._limits_listener: LimitsListener | None = None
+        """Told of each stored transcript event with the agent's usage limits (follow_limits)."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -168,10 +179,26 @@ class Engine:
         return restarts
 
     @property
+    def remote(self) -> RemoteSessions | None:
+        """Other hosts' sessions (a broker is configured), or None."""
+        return self._remote
+
+    def serve_remote(self, remote: RemoteSessions) -> Unsubscribe:
+        """Merge `remote` into what the engine serves (the broker part, while it runs);
+        returns the way to stop."""
+        self._remote = remote
+
+        def stop() -> None:
+            if self._remote is remote:
+                self._remote = None
+
+        return stop
+
+    @property
     def origin(self) -> Origin:
         """Whose the local sessions are: this host, grouped by host when a broker is on (one
         object while those stay the same: every view made since is known current by identity)."""
-        grouped = self.remote is not None
+        grouped = self._remote is not None
         kept = self._origin
         if kept.host != self.host or kept.grouped is not grouped:
             kept = self._origin = Origin(host=self.host, grouped=grouped)
@@ -179,7 +206,7 @@ class Engine:
 
     def origin_of(self, session_id: str) -> Origin:
         """Whose a session is (ours, or another host's as the broker last said)."""
-        row = self.remote.get(session_id) if self.remote is not None else None
+        row = self._remote.get(session_id) if self._remote is not None else None
         if session_id in self.sessions or row is None:
             return self.origin
         since = row.get("offline_since")
@@ -199,9 +226,9 @@ class Engine:
         """Every listed session as JSON with its view (other hosts' too, with a broker), newest
         first."""
         local: list[dict[str, object]] = [self.public(s) for s in self.listed(include_ended)]
-        if self.remote is None:
+        if self._remote is None:
             return local
-        merged = local + self.remote.snapshot(include_ended)
+        merged = local + self._remote.snapshot(include_ended)
         merged.sort(key=lambda s: float(str(s.get("updated_at") or 0.0)), reverse=True)
         return merged
 
@@ -219,12 +246,12 @@ class Engine:
         for s in self.listed(include_ended):
             k = kept.get(s.id)
             local.append(k[3] if k is not None and k[0] is s and k[1] is origin else make(s)[3])
-        return local + (self.remote.views(include_ended) if self.remote is not None else [])
+        return local + (self._remote.views(include_ended) if self._remote is not None else [])
 
     def board(self) -> Board:
         """The dashboard's list now (purplemux.core.listing): the page, the feed and the API's."""
         views = self.views()
-        return board(views, self._groups if self.remote is None else None)
+        return board(views, self._groups if self._remote is None else None)
 
     def _groups(self, active: list[SessionView]) -> tuple[GroupBox, ...]:
         """The sidebar's groups of the live local views: remade only when a view was made
@@ -284,6 +311,18 @@ class Engine:
                 self._subscriptions.remove(sub)
 
         return unsubscribe
+
+    def follow_limits(self, listener: LimitsListener) -> Unsubscribe:
+        """Tell `listener` of each stored transcript event with the agent's usage limits (the
+        daemon's purplemux.daemon.limit_keeper; one at a time: it replaces any other);
+        returns the way to stop."""
+        self._limits_listener = listener
+
+        def stop() -> None:
+            if self._limits_listener is listener:
+                self._limits_listener = None
+
+        return stop
 
     def subscribers(self) -> int:
         """How many subscriptions are live (health, tests: a stopped part leaves none)."""
@@ -494,10 +533,11 @@ class Engine:
                 log.exception("an engine listener failed")
 
     def _limits(self, session: Session, event: ev.TranscriptFacts) -> None:
-        if self.limits_listener is None:
+        listener = self._limits_listener
+        if listener is None:
             return
         try:
-            self.limits_listener(session, event)
+            listener(session, event)
         except Exception:
             log.exception("the usage-limit listener failed")
 

@@ -23,7 +23,13 @@ published in one turn of the event loop go out as one message (a session once, i
 state), a message at least GAP seconds after the one before, and while the engine has more
 events queued, those of up to HOLD seconds; a client
 whose socket has too much unsent is dropped, and resyncs, as one whose queue overflows (a client
-served by another ASGI server keeps a bounded queue and a sender)."""
+served by another ASGI server keeps a bounded queue and a sender).
+
+Wiring: what the feed asks of its owner comes with its construction (`snapshot`, `board`,
+`clock`, `busy`, `resolve`: the engine's). What others add to the snapshot message (the usage
+limits, the broker's state) is a snapshot part, registered with `add_to_snapshot`, which
+returns the callable that removes it: each part's keys are added, in the order the parts were
+registered."""
 
 from __future__ import annotations
 
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
+SnapshotPart = Callable[[], dict[str, Any]]
+"""More keys for the snapshot message (add_to_snapshot)."""
 
 PROTOCOL = 3
 """The feed's message shapes (see above); the snapshot says it, so a client can tell."""
@@ -122,6 +130,8 @@ class Feed:
         snapshot: Callable[[], list[dict[str, Any]]],
         board: Callable[[], Board] | None = None,
         clock: Callable[[], float] = time.time,
+        busy: Callable[[], bool] = lambda: False,
+        resolve: Callable[[str], dict[str, Any] | None] = lambda _sid: None,
     ) -> None:
         self._snapshot = snapshot
         self._board = board
@@ -131,15 +141,14 @@ class Feed:
         """The layout last sent; a change message carries it again only when it differs."""
         self.seq = 0
         self.subscribers: set[Subscriber] = set()
-        self.snapshot_extra: Callable[[], dict[str, Any]] | None = None
-        """More for the snapshot message (the broker's state, with several hosts)."""
-        self.snapshot_limits: Callable[[], list[dict[str, Any]]] | None = None
-        """The usage-limit readings per account for the snapshot's `limits` (limit_keeper)."""
+        self._snapshot_parts: list[SnapshotPart] = []
+        """More for the snapshot message, in the order added (add_to_snapshot): the usage
+        limits (limit_keeper), the broker's state (with several hosts)."""
         self._changed: dict[str, dict[str, Any] | None] = {}
         self._removed: dict[str, None] = {}
         """What was published since the last message: sent together at the end of the loop's
         turn (each session once, in its newest state; None: made by `resolve` when it goes)."""
-        self.resolve: Callable[[str], dict[str, Any] | None] = lambda _sid: None
+        self.resolve = resolve
         """A changed session's JSON as it is now (the engine's), for the ids published by
         publish_ids(): made once per message, however often the session changed since the
         last one."""
@@ -149,7 +158,7 @@ class Feed:
         self._focused: dict[Subscriber, None] = {}
         """The subscribers that are visible, focused and signed in (see report_visibility):
         asked at every notification, so not a walk over every client."""
-        self.busy: Callable[[], bool] = lambda: False
+        self.busy = busy
         """More changes are on their way (the engine's queue is not empty): the message waits
         for them, up to HOLD, unless flush() is called first (the engine, once idle)."""
 
@@ -168,11 +177,20 @@ class Feed:
         }
         if self._board is not None:
             message["list"] = self._board().to_json()
-        if self.snapshot_limits is not None:
-            message["limits"] = self.snapshot_limits()
-        if self.snapshot_extra is not None:
-            message.update(self.snapshot_extra())
+        for part in list(self._snapshot_parts):
+            message.update(part())
         return sub, message
+
+    def add_to_snapshot(self, part: SnapshotPart) -> Callable[[], None]:
+        """Add what `part` returns to every snapshot message from now on; returns the way to
+        stop (calling it again does nothing)."""
+        self._snapshot_parts.append(part)
+
+        def remove() -> None:
+            if part in self._snapshot_parts:
+                self._snapshot_parts.remove(part)
+
+        return remove
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)

@@ -6,6 +6,9 @@ hooks/statusline.sh) and the engine's Codex transcript events (the rollout's tok
 what an account shows; a change is stored (table `limits`, so the gauges survive a restart)
 and then sent to every feed client as one `{"type": "limits", "limits": [...]}` message (all
 accounts, as GET /api/limits answers). The feed's snapshot carries the same list as `limits`.
+
+Wiring: `load` follows the engine's Codex readings (Engine.follow_limits, ended by `stop`) and
+adds `limits` to the feed's snapshot (Feed.add_to_snapshot, for the feed's life).
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ class LimitKeeper:
         self.clock = clock
         self.board = Board()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unfollow: Callable[[], None] | None = None
+        """Ends following the engine's readings (while loaded and not stopped)."""
+        self._in_snapshot = False
 
     async def load(self) -> None:
         """Adopt the stored readings and follow the engine's Codex readings."""
@@ -70,12 +76,16 @@ class LimitKeeper:
                 self.board.offer(Reading.from_record(record))
             except (KeyError, TypeError, ValueError, ArithmeticError):
                 continue  # another version's, or one no clock shows: the next one replaces it
-        self.engine.limits_listener = self._from_transcript
-        self.engine.feed.snapshot_limits = self.to_json
+        self._unfollow = self.engine.follow_limits(self._from_transcript)
+        if not self._in_snapshot:
+            self._in_snapshot = True
+            self.engine.feed.add_to_snapshot(lambda: {"limits": self.to_json()})
 
     def stop(self) -> None:
-        if self.engine.limits_listener == self._from_transcript:
-            self.engine.limits_listener = None
+        """Stop following the engine's readings (the snapshot keeps showing the board)."""
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
 
     def to_json(self) -> list[dict[str, Any]]:
         """Every account's reading as shown now (a passed reset reads as reset)."""

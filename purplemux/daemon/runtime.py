@@ -1,9 +1,13 @@
-"""What a running daemon holds: settings, token, store, engine, adapters, and the verbs."""
+"""What a running daemon holds: settings, token, store, engine, adapters, and the verbs.
+
+Wiring: the broker part lends its link with `Runtime.attach_broker`, which returns the callable
+that takes it back; `Runtime.broker` is read-only."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,9 +91,7 @@ class Runtime:
     )
     """What draining the spool skips or waits for, said once a while (per daemon)."""
     """What the transcript part read: bytes, histories still being summed, resumed offsets."""
-    broker: Broker | None = None
-    """The link to the shared Redis (with --broker), set while the broker part runs: the
-    broker's health, and the relay that hands other hosts' sessions to their owners."""
+    _broker: Broker | None = field(default=None, init=False, repr=False)
     actions: Actions = field(init=False)
     """What a person can do to a session (screen, answer, focus, dismiss), relayed to the
     owning host through the broker when another host has it."""
@@ -101,6 +103,23 @@ class Runtime:
         self.desk = Desk(owners=PaneOwners(dirs=dirs))
         self.actions = Actions(self.engine, self.desk, self.settings, relay=lambda: self.broker)
         self.limits = LimitKeeper(self.settings, self.store, self.engine)
+
+    @property
+    def broker(self) -> Broker | None:
+        """The link to the shared Redis (with --broker), while the broker part runs: the
+        broker's health, and the relay that hands other hosts' sessions to their owners."""
+        return self._broker
+
+    def attach_broker(self, link: Broker) -> Callable[[], None]:
+        """Serve `link` as the daemon's broker; returns the way to take it back (calling it
+        again does nothing)."""
+        self._broker = link
+
+        def detach() -> None:
+            if self._broker is link:
+                self._broker = None
+
+        return detach
 
     @property
     def session_files(self) -> SessionFiles | SessionFileWatcher:

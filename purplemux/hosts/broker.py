@@ -7,6 +7,9 @@ daemon that (re)connects loads everyone's state and then follows the stream from
 `host:<name>:commands`, a stream of commands (dismiss) for the owner, answered on `reply:<id>`.
 Redis may lose everything: on every (re)connect a daemon republishes its whole state and writes a
 `sync` entry, which tells the others to reload its hash.
+
+Wiring: what the link tells its owner is given when it is made (BrokerLink's `on_state`: the
+new health when it connects or goes down).
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ class BrokerLink:
         ttl: float = 10.0,
         prune_after: float = 86_400.0,
         clock: Callable[[], float] = time.time,
+        on_state: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.url = url
         self.me = me
@@ -118,7 +122,7 @@ class BrokerLink:
         self._last_change = "0-0"
         self._last_command = "0-0"
         self._jobs: set[asyncio.Task[None]] = set()
-        self.on_state: Callable[[dict[str, Any]], None] | None = None
+        self.on_state = on_state
         """Told the new health when the link connects or goes down (the page's badge)."""
 
     # --- what the daemon calls -------------------------------------------------------------

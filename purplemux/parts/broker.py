@@ -77,6 +77,9 @@ async def broker(rt: Runtime) -> None:
         password=await asyncio.to_thread(read_password, settings.broker_password_file),
         ttl=settings.heartbeat_ttl,
         prune_after=settings.prune_after,
+        on_state=lambda health: feed.publish(
+            {"type": "broker", "broker": health, "badge": broker_badge(health).to_json()}
+        ),
     )
     # A live entry (the engine's Notify) travels with the change, so other hosts notify it once.
     entries: dict[str, Notify] = {}
@@ -93,21 +96,17 @@ async def broker(rt: Runtime) -> None:
         link.publish_session(engine.public(session), notify=live)
 
     unsubscribe = engine.subscribe(notify=on_notify, change=on_change, remove=link.publish_removed)
-    engine.remote = view
-    rt.broker = link
-    link.on_state = lambda health: feed.publish(
-        {"type": "broker", "broker": health, "badge": broker_badge(health).to_json()}
+    unserve = engine.serve_remote(view)
+    detach = rt.attach_broker(link)
+    unsnapshot = feed.add_to_snapshot(
+        lambda: {"broker": link.health(), "badge": broker_badge(link.health()).to_json()}
     )
-    feed.snapshot_extra = lambda: {
-        "broker": link.health(),
-        "badge": broker_badge(link.health()).to_json(),
-    }
     try:
         await link.run()
     finally:
         for handle in flushing:
             handle.cancel()
         unsubscribe()
-        engine.remote = None
-        rt.broker = None
-        feed.snapshot_extra = None
+        unserve()
+        detach()
+        unsnapshot()
