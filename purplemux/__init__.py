@@ -1,3 +1,3 @@
-"""purplemux: know at a glance what each Claude Code session is doing."""
+"""purplemux: know at a glance what each Claude Code and Codex session is doing."""
 
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The `purplemux` parser: one sub-parser per command."""
     parser = argparse.ArgumentParser(
         prog="purplemux",
-        description="Know at a glance what each Claude Code session is doing.",
+        description="Know at a glance what each Claude Code and Codex session is doing.",
     )
     parser.add_argument("--version", action="version", version=f"purplemux {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

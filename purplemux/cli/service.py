@@ -122,7 +122,7 @@ def systemd_unit(command: Sequence[str], env: Mapping[str, str]) -> str:
     """The text of a systemd user unit that runs command, restarting it when it fails."""
     lines = [
         "[Unit]",
-        "Description=purplemux: what each Claude Code session is doing",
+        "Description=purplemux: what each Claude Code and Codex session is doing",
         "",
         "[Service]",
         "Type=simple",

@@ -126,8 +126,8 @@ def dir_label(config_dir: Path) -> str:
     """An account's label from its config dir: its name without the leading dot (~/.claude ->
     "claude", ~/.codex -> "codex", ~/work-claude -> "work-claude").
 
-    The one place that names accounts until Settings.account_of (branch `accounts`) lands: then
-    server/limits.account_for calls that instead."""
+    What daemon/limit_keeper.default_account falls back to for an agent with no account in
+    the settings (which label theirs the same way: io/settings.default_label)."""
     name = config_dir.expanduser().name.lstrip(".")
     return name or str(config_dir)
 

@@ -57,8 +57,9 @@ def serve(settings: Settings, allow_remote: bool = False, out: TextIO | None = N
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    # watchfiles logs every change at INFO: with the log file inside a watched folder (a missing
-    # Claude dir is watched through its nearest parent) each line would trigger the next.
+    # watchfiles (the folder watch where there is no inotify: io/watch.py) logs every change at
+    # INFO: with the log file inside a watched folder (a missing Claude dir is watched through its
+    # nearest parent) each line would trigger the next.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
     token = load_or_create_token(settings.home)
     try:  # a broken or locked database: say how to recover, not a traceback from the lifespan

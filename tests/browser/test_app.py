@@ -223,6 +223,19 @@ def test_the_worker_caches_the_shell_by_version_and_no_api_answer(
     paths = next(iter(cached.values()))
     assert "/app-shell" in paths and "/static/app.js" in paths
     assert not [p for p in paths if p.startswith("/api/") or p == "/"]
+    # Every file the worker lists is cached (none failed), and every file the page loaded is
+    # one of them: a module the page imports cannot be missing offline.
+    listed = re.search(rb"^const SHELL_FILES = (\[.*\]);$", script, re.M)
+    assert listed, "the daemon stamps the worker with the shell's files"
+    assert sorted(paths) == sorted(["/app-shell", *json.loads(listed.group(1))])
+    loaded = phone.evaluate(
+        """() => performance.getEntriesByType("resource")
+          .map(e => new URL(e.name))
+          .filter(u => u.origin === location.origin && u.pathname.startsWith("/static/"))
+          .map(u => u.pathname)"""
+    )
+    assert "/static/follow.js" in loaded
+    assert sorted(set(loaded) - set(paths)) == []
 
 
 # --- a phone's layout -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // purplemux service worker: opens the app offline, shows Web Push messages and brings the
 // dashboard back on click. Served at /static/sw.js with `Service-Worker-Allowed: /`,
-// registered with scope `/`; the daemon stamps SHELL_VERSION with a digest of the page's files.
+// registered with scope `/`; the daemon stamps SHELL_VERSION with a digest of the page's files
+// and SHELL_FILES with the list of the files the shell loads.
 
 const SHELL_VERSION = "dev";
 const CACHE_PREFIX = "purplemux-shell-";
@@ -8,33 +9,11 @@ const CACHE = `${CACHE_PREFIX}${SHELL_VERSION}`;
 // The app shell: the page without sessions, its code, styles and icons. No API answer is ever
 // cached here: the only session data kept offline is the last snapshot the page saved itself.
 const SHELL_PAGE = "/app-shell";
-const SHELL = [
-  SHELL_PAGE,
-  "/manifest.webmanifest",
-  "/static/style.css",
-  "/static/prompt.css",
-  "/static/app-shell.css",
-  "/static/app.js",
-  "/static/view.js",
-  "/static/limits.js",
-  "/static/prompt.js",
-  "/static/push.js",
-  "/static/pagekey.js",
-  "/static/api.js",
-  "/static/dom.js",
-  "/static/app-shell.js",
-  "/static/chime.js",
-  "/static/devices.js",
-  "/static/logo.svg",
-  "/static/icon-idle.svg",
-  "/static/icon-busy.svg",
-  "/static/icon-needs-input.svg",
-  "/static/icon-review.svg",
-  "/static/icon-192.png",
-  "/static/icon-512.png",
-  "/static/icon-maskable-512.png",
-  "/static/apple-touch-icon.png",
-];
+// Every file the shell page loads: its tags' files, the modules they import, the manifest's
+// icons and the tab's icon for each state. The daemon lists them as it serves this file
+// (purplemux/server/webapp.py, from the page and its modules), so none can be left out.
+const SHELL_FILES = [];
+const SHELL = [SHELL_PAGE, ...SHELL_FILES];
 
 self.addEventListener("install", (event) => {
   // A new version caches its own shell, then takes over at once.
