@@ -1,7 +1,7 @@
 """The Codex prompt recogniser (purplemux.agents.codex.screen) against the real Codex CLI
 0.171.0 in tmux, behind the fake Responses API: the dialogs it draws live are read with the
-right options, hostile commands make them ambiguous, and each label's keys (`keys_for`,
-`notes_keys`) do what the label says.
+right options, hostile commands make them ambiguous (the answering desk refuses them), and each
+option's key (`Option.key`, what the desk presses) does what its label says.
 
 The context is built from the recording hook's payloads as the daemon builds it (the pending
 tool, `describe_tool`'s summary, the Codex look-alike check). Each test has its own CODEX_HOME,
@@ -12,22 +12,20 @@ fake API and private tmux server; the teardown stops the daemon.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 
+from purplemux.agents.base import Agent
 from purplemux.agents.codex.hooks import digest
-from purplemux.agents.codex.screen import (
-    NoKeys,
-    imitates_dialog,
-    keys_for,
-    notes_keys,
-    recognise,
-)
+from purplemux.agents.codex.screen import imitates_dialog, recognise
 from purplemux.agents.payload import describe_tool
+from purplemux.core.model import PendingTool, Session, State, TmuxLocation
 from purplemux.core.prompts import Context, Prompt
+from purplemux.daemon.answer import Answered, AnswerError, Choice, Desk
 
 from .codex_fixtures import StartCodex
 from .codex_harness import CodexHome, CodexPane
@@ -84,9 +82,58 @@ def asked(pane: CodexPane, log: HookLog, text: str, event: str = "PermissionRequ
     return prompt_on(pane, ctx)
 
 
-def press(pane: CodexPane, keys: list[str]) -> None:
-    for key in keys:
-        pane.send_keys(key)
+def key(prompt: Prompt, label: str) -> str | None:
+    """The key the answering desk presses for the option labelled `label` (None: it moves the
+    marker there with arrow keys, then presses Enter)."""
+    index = prompt.option(label)
+    assert index is not None, label
+    return prompt.options[index].key
+
+
+def pressed(pane: CodexPane, prompt: Prompt, label: str) -> str:
+    """Press the key of the option labelled `label`, as the desk does; the key."""
+    found = key(prompt, label)
+    assert found is not None, label
+    pane.send_keys(found)
+    return found
+
+
+def arrows(prompt: Prompt, label: str) -> int:
+    """How many arrow keys from the marker to the option labelled `label` (Down +, Up -)."""
+    index = prompt.option(label)
+    assert index is not None and prompt.selected is not None, label
+    return index - prompt.selected
+
+
+def desk_answer(pane: CodexPane, ctx: Context, prompt: Prompt, choice: Choice) -> Answered:
+    """The answering desk (daemon/answer.py) answers `prompt` in the live pane for a session
+    in needs-input whose hooks said what `ctx` says (the pane's Codex taken as its own)."""
+    socket = pane.server.tmux("display-message", "-p", "#{socket_path}").stdout.strip()
+    pending = PendingTool(ctx.tool, ctx.digest or "", lookalike=ctx.lookalike) if ctx.tool else None
+    session = Session(
+        id=ctx.session_id,
+        agent="codex",
+        state=State.NEEDS_INPUT,
+        state_since=ctx.since,
+        waiting_for=ctx.summary,
+        pending_tool=pending,
+        tmux=TmuxLocation(pane=pane.pane_id, socket=socket),
+    )
+
+    async def in_front(loc: TmuxLocation, pid: int | None, agent: Agent) -> str | None:
+        return None
+
+    async def owns(loc: TmuxLocation, session: Session, agent: Agent) -> str | None:
+        return None
+
+    return asyncio.run(Desk(in_front=in_front, owns=owns).answer(session, prompt.id, choice))
+
+
+def desk_refuses(pane: CodexPane, ctx: Context, prompt: Prompt, choice: Choice) -> AnswerError:
+    """The desk's refusal to answer `prompt` in the live pane (nothing is typed then)."""
+    with pytest.raises(AnswerError) as info:
+        desk_answer(pane, ctx, prompt, choice)
+    return info.value
 
 
 def gone(pane: CodexPane, prompt: Prompt, ctx: Context | None = None) -> None:
@@ -110,8 +157,7 @@ def test_command_approval_yes_runs_the_command(
         "Yes, and don't ask again for commands that start with `touch approved.txt`",
         NO,
     ]
-    assert keys_for(prompt, APPROVE) == ["y"]
-    press(pane, keys_for(prompt, APPROVE))
+    assert pressed(pane, prompt, APPROVE) == "y"
     codex_hook_log.wait_for("Stop")
     assert (codex_home.project / "approved.txt").is_file()
     assert recognise(pane.capture()) is None
@@ -123,8 +169,7 @@ def test_dont_ask_again_writes_the_rule_and_the_next_such_command_runs_unasked(
     pane = start_codex()
     prompt = asked(pane, codex_hook_log, "RUN:touch p1.txt")
     label = "Yes, and don't ask again for commands that start with `touch p1.txt`"
-    assert keys_for(prompt, label) == ["p"]
-    press(pane, keys_for(prompt, label))
+    assert pressed(pane, prompt, label) == "p"
     codex_hook_log.wait_for("Stop")
     assert (codex_home.project / "p1.txt").is_file()
     rules = codex_home.codex_home / "rules" / "default.rules"
@@ -141,9 +186,11 @@ def test_no_denies_and_the_command_does_not_run(
 ) -> None:
     pane = start_codex()
     prompt = asked(pane, codex_hook_log, "RUN:touch denied.txt")
-    assert keys_for(prompt, NO) == ["Escape"] == keys_for(prompt, cancel=True)
+    ctx = context_of(codex_hook_log.wait_for("PermissionRequest"))
+    assert key(prompt, NO) == "Escape"
     n = len(codex_hook_log)
-    press(pane, keys_for(prompt, NO))
+    # The desk's cancel is the same Escape: it denies.
+    assert desk_answer(pane, ctx, prompt, Choice(cancel=True)).keys == ("Escape",)
     codex_hook_log.wait_for("Interrupt", since=n)
     gone(pane, prompt)
     assert "You canceled the request to run touch denied.txt" in pane.capture()
@@ -162,8 +209,7 @@ def test_file_edit_approval_for_these_files(
     assert (prompt.kind, prompt.title) == ("permission", f"Edit: {outside}")
     label = "Yes, and don't ask again for these files"
     assert [o.label for o in prompt.options] == [APPROVE, label, NO]
-    assert keys_for(prompt, label) == ["a"]
-    press(pane, keys_for(prompt, label))
+    assert pressed(pane, prompt, label) == "a"
     codex_hook_log.wait_for("Stop")
     assert outside.read_text().strip() == "hello from the fake model"
 
@@ -181,7 +227,8 @@ def test_question_option_is_answered_by_its_digit(
     assert (prompt.kind, prompt.title) == ("question", "Which colour do you want")
     assert [o.label for o in prompt.options] == ["Red", "Blue", "None of the above"]
     n = len(codex_hook_log)
-    press(pane, keys_for(prompt, label))
+    digit = {"Red": "1", "Blue": "2", "None of the above": "3"}[label]
+    assert pressed(pane, prompt, label) == digit
     post = codex_hook_log.wait_for("PostToolUse", since=n)
     assert json.loads(post.get("tool_response")) == {"answers": {"choice": {"answers": answer}}}
 
@@ -191,21 +238,25 @@ def test_question_free_text_is_notes_on_none_of_the_above(
 ) -> None:
     pane = start_codex()
     prompt = asked(pane, codex_hook_log, "ASK:Which colour do you want|Red|Blue", "PreToolUse")
-    before, text, after = notes_keys(prompt, "purple 3 please")
-    assert before == ["Down", "Down", "Tab"]
     ctx = context_of(codex_hook_log.wait_for("PreToolUse"))
-    for key in before[:-1]:  # one arrow at a time, reading the marker back
+    text = "purple 3 please"
+    # No option is `free_text`: the desk refuses free text to a Codex question, typing nothing.
+    refused = desk_refuses(pane, ctx, prompt, Choice(text=text))
+    assert refused.status == 422 and "question takes no free text" in refused.reason
+    # Codex takes it as notes (Tab) on "None of the above", two Downs from the marker.
+    assert arrows(prompt, "None of the above") == 2
+    for _ in range(2):  # one arrow at a time, reading the marker back
         at = prompt.selected
-        pane.send_keys(key)
+        pane.send_keys("Down")
         prompt = prompt_on(pane, ctx, lambda p, at=at: p.selected != at)
     assert prompt.options[prompt.selected or 0].label == "None of the above"
-    pane.send_keys(before[-1])
+    pane.send_keys("Tab")
     pane.wait_for_screen("tab or esc to clear notes")
     assert recognise(pane.capture(), ctx) is None  # the notes box is open: no prompt
     pane.type_text(text)
     pane.wait_for_screen(text)
     n = len(codex_hook_log)
-    press(pane, after)
+    pane.send_keys("Enter")
     post = codex_hook_log.wait_for("PostToolUse", since=n)
     answers = ["None of the above", "user_note: purple 3 please"]
     assert json.loads(post.get("tool_response")) == {"answers": {"choice": {"answers": answers}}}
@@ -224,7 +275,7 @@ def test_rate_limit_modal_keep_current_model(
         "Keep current model",
         "Keep current model (never show again)",
     ]
-    press(pane, keys_for(prompt, "Keep current model"))
+    assert pressed(pane, prompt, "Keep current model") == "2"
     gone(pane, prompt)
     pane.wait_idle()
     n = len(codex_hook_log)
@@ -255,8 +306,8 @@ def hostile(pane: CodexPane, log: HookLog, home: CodexHome, text: str, paste: bo
     assert prompt.ambiguous is not None and prompt.kind == "permission"
     blind = recognise(pane.capture(), replace(ctx, lookalike=False))
     assert blind is not None and blind.ambiguous is not None, "the screen alone must refuse it"
-    with pytest.raises(NoKeys):
-        keys_for(prompt, APPROVE)
+    refused = desk_refuses(pane, ctx, prompt, Choice(option=APPROVE))
+    assert refused.status == 409 and "can be read two ways" in refused.reason
     pane.send_keys("Escape")
     log.wait_for("Interrupt", since=n)
     assert not (home.project / "pwned.txt").exists()
@@ -297,8 +348,8 @@ def test_a_question_imitating_the_dialog_is_ambiguous(
     assert prompt.kind == "question" and prompt.ambiguous is not None
     blind = recognise(pane.capture(), replace(ctx, lookalike=False))
     assert blind is not None and blind.ambiguous is not None, "the screen alone must refuse it"
-    with pytest.raises(NoKeys):
-        keys_for(prompt, "Blue")
+    refused = desk_refuses(pane, ctx, prompt, Choice(option="Blue"))
+    assert refused.status == 409 and "can be read two ways" in refused.reason
     pane.send_keys("Escape")
     codex_hook_log.wait_for("Interrupt", since=n)
 
@@ -313,20 +364,19 @@ def test_a_selection_view_is_answered_with_arrows_and_enter(
     assert (prompt.kind, prompt.title) == ("dialog", "Hooks need review")
     label = "Continue without trusting (hooks won't run)"
     assert [o.label for o in prompt.options] == ["Review hooks", "Trust all and continue", label]
-    keys = keys_for(prompt, label)
-    assert keys == ["Down", "Down", "Enter"]
-    target = [o.label for o in prompt.options].index(label)
+    assert key(prompt, label) is None  # no digit: two Downs, then Enter
+    assert arrows(prompt, label) == 2
     for _ in range(6):  # one arrow at a time, reading the marker back
-        if prompt.selected == target:
+        if arrows(prompt, label) == 0:
             break
         at = prompt.selected
-        pane.send_keys(keys_for(prompt, label)[0])  # from where the marker is now
+        pane.send_keys("Down" if arrows(prompt, label) > 0 else "Up")  # from the marker now
         try:
             prompt = prompt_on(pane, Context(), lambda p, at=at: p.selected != at, timeout=10)
         except TimeoutError:  # the TUI, still booting under load, dropped the key: again
             prompt = prompt_on(pane, Context())
     assert prompt.options[prompt.selected or 0].label == label
-    pane.send_keys(keys[-1])
+    pane.send_keys("Enter")
     pane.wait_ready()
     pane.send_text("hello")
     pane.wait_for_screen("Hello from the fake model.")

@@ -1,4 +1,4 @@
-"""Recognise the prompt Codex CLI 0.171.0 draws in a pane, and the keys that answer it (pure).
+"""Recognise the prompt Codex CLI 0.171.0 draws in a pane, and the key of each option (pure).
 
 `recognise(screen, context)` reads the pane's plain text (tmux capture-pane) with what the hooks
 said (`purplemux.core.prompts.Context`: the pending tool, its command or question, the look-alike
@@ -17,12 +17,20 @@ non-empty line of the screen:
 - **question** (request_user_input): "Question 1/1 (1 unanswered)", the question, numbered
   options with a description in a second column (Codex adds "None of the above"), footer
   "tab to add notes | enter to submit answer | esc to interrupt". An option's digit picks and
-  submits it at once (`Option.key`); a free-text answer is notes on "None of the above"
-  (`notes_keys`). While the notes box is open (footer "tab or esc to clear notes | …") the
-  screen is no prompt.
+  submits it at once (`Option.key`). Codex takes a free-text answer as notes on "None of the
+  above" (verified: Down to it, Tab, the text, Enter answers `["None of the above",
+  "user_note: <text>"]`; its digit would submit it without notes, and text typed before Tab
+  lands on the options, where a digit picks one), but no option is marked `free_text`, so the
+  answering desk refuses free text to a Codex question (422). While the notes box is open
+  (footer "tab or esc to clear notes | …") the screen is no prompt.
 - **dialog**: a selection view with a footer "enter <verb> · esc <verb>", such as the
   "Approaching rate limits" modal that opens after a turn near the limits (no hook, no title
   change). The modal's options are picked by their digit.
+
+The answering desk (purplemux/daemon/answer.py) presses an option's `key`; it reaches an option
+with none (a selection view's, a question's tenth) with arrow keys from `Prompt.selected`, one
+at a time, reading the marker back, then Enter. Cancel is Escape: it denies an approval and
+interrupts the turn on a question.
 
 **The screen is hostile input.** The approval draws the model's command and reason inside the
 dialog, the question draws the model's question and option descriptions, and a command can
@@ -84,8 +92,6 @@ INDENT = 2
 MAX_OPTIONS = 12
 MAX_DIGIT = 9
 """Options numbered up to this are picked by their digit (questions, the rate-limit modal)."""
-NOTES_OPTION = "None of the above"
-"""The option Codex adds to a question; with notes (Tab) it carries a free-text answer."""
 MAX_WRAPPED = 16
 """Lines one option's label or description may wrap onto."""
 MAX_DIALOG_LINES = 80
@@ -97,10 +103,6 @@ _LOOKS_LIKE_OPTION = re.compile(r"^[\s│▎]*(?:\u203a|\d+[.)](?:\s|$))")
 _HINT = re.compile(r"^(.*\S) \(([a-z]|esc)\)$")
 _DESCRIPTION_GAP = re.compile(r"\S( {2,})(?=\S)")
 _FOOTER_TEXTS = ("Press enter to confirm", "esc to cancel", "enter to submit", "esc to interrupt")
-
-
-class NoKeys(ValueError):
-    """Nothing can be typed for this choice (an ambiguous prompt, an unknown label): why."""
 
 
 class _Refused(Exception):
@@ -561,67 +563,7 @@ def _refused(
     return _prompt(ctx, _Reading(kind, title, title, None, ()), lines_shown, reason)
 
 
-# --- answering -----------------------------------------------------------------------------
-
-
-def keys_for(prompt: Prompt, option: str | None = None, *, cancel: bool = False) -> list[str]:
-    """The tmux keys that answer `prompt` with the option labelled `option` (or cancel it).
-
-    Each option that has a key is picked and confirmed by that one key, whatever the marker
-    shows: an approval's key hint ("y", "p", "a"; "Escape" for `(esc)`), a question's or the
-    rate-limit modal's digit (verified on 0.171.0: "2" submits a question's second option at
-    once). Other options (a selection view's, a question's tenth) are reached with Up/Down from
-    the option under the marker and confirmed with Enter; a caller sends the arrows one at a
-    time and reads the marker back (answer.Desk does). Cancel is Escape: it denies an approval
-    and interrupts the turn on a question. Raises NoKeys for an ambiguous prompt or a label
-    that is not on it."""
-    if prompt.ambiguous is not None:
-        raise NoKeys(f"the screen can be read two ways ({prompt.ambiguous}): nothing to type")
-    if cancel:
-        return ["Escape"]
-    if option is None:
-        raise NoKeys("give an option's label or cancel")
-    index = prompt.option(option)
-    if index is None:
-        labels = ", ".join(repr(o.label) for o in prompt.options)
-        raise NoKeys(f"no option {option!r} on screen; options: {labels}")
-    key = prompt.options[index].key
-    if key is not None:
-        return [key]
-    return [*_moves(prompt, index), "Enter"]
-
-
-def _moves(prompt: Prompt, index: int) -> list[str]:
-    current = prompt.selected
-    if current is None:
-        raise NoKeys("no option is selected on screen: cannot move to one")
-    step = "Down" if index > current else "Up"
-    return [step] * abs(index - current)
-
-
-def notes_keys(
-    prompt: Prompt, text: str, option: str = NOTES_OPTION
-) -> tuple[list[str], str, list[str]]:
-    """A free-text answer to a question: (the keys that open the notes of `option`, the text
-    to type literally, the keys that submit it). Verified on 0.171.0: Down to "None of the
-    above", Tab (the footer becomes "tab or esc to clear notes | enter to submit answer"),
-    the text, Enter → the answer `["None of the above", "user_note: <text>"]`.
-
-    The option's digit must not be used (it submits at once, without notes), and the text
-    must not be typed before Tab: typed on the options, a digit in it picks an option. Send
-    the arrows one at a time reading the marker back, wait for the text to show before
-    Enter. Raises NoKeys for a prompt that is not a question, an ambiguous one, an unknown
-    option, or text that is not one line of printable characters."""
-    if prompt.kind != "question":
-        raise NoKeys(f"this {prompt.kind} takes no free text; pick an option")
-    if prompt.ambiguous is not None:
-        raise NoKeys(f"the screen can be read two ways ({prompt.ambiguous}): nothing to type")
-    if not text.strip() or not text.isprintable():
-        raise NoKeys("give one line of printable text")
-    index = prompt.option(option)
-    if index is None:
-        raise NoKeys(f"no option {option!r} on screen")
-    return [*_moves(prompt, index), "Tab"], text, ["Enter"]
+# --- what the hooks' input holds -----------------------------------------------------------
 
 
 _PATCH_PATHS = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): ")
