@@ -46,17 +46,43 @@ def cpu_ms(
 def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dict[str, Any]:
     import psutil
 
-    from purplemux.io.settings import Settings
-    from purplemux.io.watch import MAX_RECHECK_MS
-    from purplemux.parts.sources import MAX_POLL_INTERVAL
-    from purplemux.sources import processes
-    from purplemux.sources.claude_sessions import SessionFileWatcher
-    from purplemux.sources.transcripts import (
-        TranscriptReader,
-        TranscriptTailer,
-        _read_new,
-        _Watched,
-    )
+    # A baseline tree from before the layer folders (issue 38) has the flat layout: tried
+    # first, since the editable install would otherwise lend this tree's new modules to it.
+    try:
+        from purplemux.settings import Settings
+        from purplemux.sources.claude_sessions import (
+            SessionFileWatcher,
+        )
+        from purplemux.sources.watch import MAX_RECHECK_MS
+
+        from purplemux.parts.sources import MAX_POLL_INTERVAL
+        from purplemux.sources import processes
+        from purplemux.sources.transcripts import (
+            TranscriptReader,
+            TranscriptTailer,
+            _read_new,
+            _Watched,
+        )
+
+        def watched_file(path: Path, session_id: str) -> Any:
+            return _Watched(path, TranscriptReader(session_id))
+
+        def tailer() -> Any:
+            return TranscriptTailer()
+    except ImportError:
+        from purplemux.agents.claude.live import MAX_POLL_INTERVAL
+        from purplemux.agents.claude.sessions import SessionFileWatcher
+        from purplemux.agents.claude.transcript import TranscriptReader
+        from purplemux.io import proctable as processes
+        from purplemux.io.settings import Settings
+        from purplemux.io.watch import MAX_RECHECK_MS
+        from purplemux.sources.transcripts import TranscriptTailer, _read_new, _Watched
+
+        def watched_file(path: Path, session_id: str) -> Any:
+            return _Watched(path, TranscriptReader(session_id), TranscriptReader)
+
+        def tailer() -> Any:
+            return TranscriptTailer(reader=TranscriptReader, tail_first=True)
 
     poll = Settings(home=claude_dir, claude_dir=claude_dir).poll_interval
     walk: Callable[[], object] = processes.snapshot
@@ -67,7 +93,7 @@ def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dic
     watcher._update()
     watched = []
     for path, session_id in followed:
-        w = _Watched(Path(path), TranscriptReader(session_id))
+        w = watched_file(Path(path), session_id)
         w.reader.sync(os.stat(path))
         w.reader.offset = w.reader.size
         w.fresh = False  # read already: the re-check only looks for more
@@ -88,7 +114,7 @@ def parts(claude_dir: Path, socket: str, followed: list[tuple[str, str]]) -> dic
         ),
         f"re-check of the {len(watched)} followed transcripts": (
             cpu_ms(lambda: [_read_new(w) for w in watched]),
-            TranscriptTailer().recheck_ms / 1000,
+            tailer().recheck_ms / 1000,
             settled,
         ),
         "`tmux list-panes` (with each walk: the tmux client it runs)": (

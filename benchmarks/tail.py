@@ -22,8 +22,9 @@ from pathlib import Path
 
 from benchmarks.common import Stats, cache_root, tempdir
 from benchmarks.fixtures import TurnWriter, write_transcript
+from purplemux.agents.claude.transcript import TranscriptReader
 from purplemux.core.events import TranscriptFacts
-from purplemux.sources.transcripts import TranscriptReader, TranscriptTailer, _read_new, _Watched
+from purplemux.sources.transcripts import TranscriptTailer, _read_new, _Watched
 
 SID = "3f9e2c1a-8b7d-4c6e-9a5f-0e1d2c3b4a59"
 CWD = "/home/dev/work/tail"
@@ -61,7 +62,7 @@ def _appended_lines(n: int, seed: int) -> list[bytes]:
 def per_line_costs(path: Path, n: int) -> list[float]:
     """Microseconds to read and parse each of n lines appended one by one (via _read_new)."""
     size = path.stat().st_size
-    w = _Watched(path, TranscriptReader(SID))
+    w = _Watched(path, TranscriptReader(SID), TranscriptReader)
     w.reader.sync(os.stat(path))
     w.reader.offset = _line_start_before_end(path, NEAR_END)
     w.fresh = False  # placed by hand: not a first read (which would go tail first)
@@ -84,7 +85,7 @@ def per_line_costs(path: Path, n: int) -> list[float]:
 
 async def _tailer_latencies(path: Path, n: int) -> list[float]:
     size = path.stat().st_size
-    tailer = TranscriptTailer()
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True)
     tailer.watch(SID, path)
     # Start near the end, as a daemon that has followed this file for a while would be: the
     # tailer itself always starts a newly watched file from its first byte.
@@ -131,7 +132,7 @@ def long_line_costs(folder: Path, n: int, long_bytes: int = 10 << 20) -> list[fl
     start_of_blob = len(head)
     times: list[float] = []
     for _ in range(n):
-        w = _Watched(path, TranscriptReader(SID))
+        w = _Watched(path, TranscriptReader(SID), TranscriptReader)
         w.reader.sync(os.stat(path))
         w.reader.offset = start_of_blob
         w.fresh = False

@@ -39,7 +39,8 @@ def test_by_default_one_account_per_agent_as_today() -> None:
         Account("claude", "claude", HOME / ".claude"),
         Account("codex", "codex", HOME / ".codex"),
     )
-    assert s.claude_dir == HOME / ".claude" and s.codex_dir == HOME / ".codex"
+    assert s.claude_dir == HOME / ".claude"
+    assert s.accounts_of("codex")[0].dir == HOME / ".codex"
     s = settings(CLAUDE_CONFIG_DIR="/srv/me/.claude-work")
     assert [(a.label, a.dir) for a in s.accounts_of("claude")] == [
         ("claude-work", Path("/srv/me/.claude-work"))
@@ -62,7 +63,7 @@ def test_several_claude_dirs_and_codex_homes_with_and_without_labels(tmp_path: P
     )
     # The first of each agent is what code that knows one dir keeps using.
     assert s.claude_dir == work and s.settings_json == work / "settings.json"
-    assert s.codex_dir == codex_a.resolve()
+    assert s.accounts_of("codex")[0].dir == codex_a.resolve()
 
 
 @pytest.mark.parametrize(

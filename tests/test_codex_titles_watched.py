@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents.codex.pane_watch import TITLES, title_watch
 from purplemux.agents.codex.threads import OPENED_DIR
 from purplemux.io.tmux_control import SUBSCRIPTION, TmuxControl
-from purplemux.sources.codex_panes import TITLES, title_watch
 from tests.support import Daemon, wait_for, wait_for_async
 
 A_DAY = "86400"

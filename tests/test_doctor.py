@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from purplemux.agents.claude import doctor as claude_doctor
 from purplemux.agents.claude.install import HOOK_EVENTS, hook_command, install, merge_hooks
-from purplemux.agents.install import install_script, statusline_script
+from purplemux.agents.hookfiles import statusline_script
+from purplemux.agents.install import install_script
 from purplemux.cli import doctor, main
-from purplemux.cli.doctor import Check
+from purplemux.core.checks import Check
 from purplemux.io.settings import Settings
 from purplemux.notify.vapid import load_or_create_keys
 from tests.support import Daemon, cli_sees, free_port
@@ -76,54 +78,54 @@ def write_settings(s: Settings, data: object) -> None:
 
 def test_hooks_check(tmp_path: Path) -> None:
     s = settings_for(tmp_path)
-    check = doctor.check_hooks(s)
+    check = claude_doctor.check_hooks(s)
     assert check.level == "fail" and "does not exist" in check.detail
     assert check.fix == "run `purplemux install-hooks`"
 
     s.settings_json.parent.mkdir(parents=True)
     s.settings_json.write_text("{not json")
-    assert "cannot read" in doctor.check_hooks(s).detail
+    assert "cannot read" in claude_doctor.check_hooks(s).detail
 
     write_settings(s, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x.sh"}]}]}})
-    assert doctor.check_hooks(s).detail.startswith("not installed")
+    assert claude_doctor.check_hooks(s).detail.startswith("not installed")
 
     script = s.home / "status-hook.sh"
     command = hook_command(script, s.home)
     partial = merge_hooks({}, command, HOOK_EVENTS[:-1])
     write_settings(s, partial)
-    check = doctor.check_hooks(s)
+    check = claude_doctor.check_hooks(s)
     assert check.level == "fail" and check.detail.startswith(f"missing for {HOOK_EVENTS[-1]} ")
 
     write_settings(s, merge_hooks({}, command, HOOK_EVENTS))
-    check = doctor.check_hooks(s)
+    check = claude_doctor.check_hooks(s)
     assert check.level == "fail" and f"{script} does not exist" in check.detail
 
     install_script(s.home)
-    assert doctor.check_hooks(s).level == "ok"
+    assert claude_doctor.check_hooks(s).level == "ok"
     script.chmod(0o644)
-    assert f"{script} is not executable" in doctor.check_hooks(s).detail
+    assert f"{script} is not executable" in claude_doctor.check_hooks(s).detail
     script.chmod(0o755)
 
     other = tmp_path / "other-home"
     install_script(other)
     write_settings(s, merge_hooks({}, hook_command(other / "status-hook.sh", other), HOOK_EVENTS))
-    check = doctor.check_hooks(s)
+    check = claude_doctor.check_hooks(s)
     assert check.level == "fail" and f"they report to {other}" in check.detail
 
 
 def test_statusline_check(tmp_path: Path) -> None:
     """The statusLine wrapper: only a warning when missing (limits do not show), with the fix."""
     s = settings_for(tmp_path)
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert (check.level, check.fix) == ("warn", "run `purplemux install-hooks`")
     assert "usage limits will not show" in check.detail
 
     write_settings(s, {"statusLine": {"type": "command", "command": "~/bin/my-line"}})
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert check.level == "warn" and check.detail.startswith("not wrapped in ")
 
     write_settings(s, {"statusLine": "text"})
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert check.level == "warn" and "is not a command" in check.detail
     assert check.fix is not None and check.fix.startswith('make it {"type": "command"')
 
@@ -131,12 +133,12 @@ def test_statusline_check(tmp_path: Path) -> None:
     wrapper = (statusline_script(s.home), s.home)
     write_settings(s, {"statusLine": {"type": "command", "command": "~/bin/my-line"}})
     install(s.settings_json, hook_command(script, s.home), statusline=wrapper)
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert check.level == "ok", check
     assert check.detail == f"wrapped in {s.settings_json} (then runs '~/bin/my-line')"
 
     statusline_script(s.home).chmod(0o644)
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert check.level == "warn" and "not executable" in check.detail
     statusline_script(s.home).chmod(0o755)
 
@@ -145,20 +147,20 @@ def test_statusline_check(tmp_path: Path) -> None:
     install(
         s.settings_json, hook_command(script, s.home), statusline=(statusline_script(other), other)
     )
-    check = doctor.check_statusline(s)
+    check = claude_doctor.check_statusline(s)
     assert check.level == "warn" and f"it reports to {other}" in check.detail
-    assert doctor.check_hooks(s).level == "ok"  # the hooks still report here
+    assert claude_doctor.check_hooks(s).level == "ok"  # the hooks still report here
 
 
 def test_claude_dir_check(tmp_path: Path) -> None:
     s = settings_for(tmp_path)
-    assert doctor.check_claude_dir(s).level == "fail"
+    assert claude_doctor.check_claude_dir(s).level == "fail"
     s.claude_dir.mkdir()
-    check = doctor.check_claude_dir(s)
+    check = claude_doctor.check_claude_dir(s)
     assert check.level == "warn" and "sessions/ or projects/" in check.detail
     (s.claude_dir / "sessions").mkdir()
     (s.claude_dir / "projects").mkdir()
-    assert doctor.check_claude_dir(s).level == "ok"
+    assert claude_doctor.check_claude_dir(s).level == "ok"
 
 
 def test_tool_checks_warn_when_missing() -> None:
@@ -167,13 +169,13 @@ def test_tool_checks_warn_when_missing() -> None:
 
     for check in (
         doctor.check_tmux(nothing),
-        doctor.check_claude_cli(nothing),
+        claude_doctor.check_claude_cli(nothing),
         doctor.check_curl(nothing),
     ):
         assert check.level == "warn" and check.detail.startswith("not on PATH") and check.fix
     assert "spool" in doctor.check_curl(nothing).detail
     assert doctor.check_curl(lambda name: "/usr/bin/curl").level == "ok"
-    assert doctor.check_claude_cli(lambda name: "/opt/claude").detail == "/opt/claude"
+    assert claude_doctor.check_claude_cli(lambda name: "/opt/claude").detail == "/opt/claude"
 
 
 def test_tmux_check_reports_the_version() -> None:
@@ -244,5 +246,5 @@ def test_hooks_installed_with_settings_of_another_tool_stay_ok(tmp_path: Path) -
     foreign = {"type": "command", "command": "/usr/bin/true"}
     write_settings(s, {"hooks": {"Stop": [{"matcher": "", "hooks": [foreign]}]}, "model": "x"})
     install(s.settings_json, hook_command(script, s.home))
-    assert doctor.check_hooks(s).level == "ok"
+    assert claude_doctor.check_hooks(s).level == "ok"
     assert os.access(script, os.X_OK)

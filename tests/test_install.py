@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents import hookfiles
 from purplemux.agents import install as generic
 from purplemux.agents.claude import install as inst
 from purplemux.agents.claude.install import (
@@ -305,6 +306,6 @@ def test_install_script(tmp_path: Path) -> None:
     assert generic.install_script(home).read_bytes() == paths.hook_script().read_bytes()
     # The statusLine wrapper goes next to it (agents/claude/statusline.py), nothing else.
     assert sorted(p.name for p in home.iterdir()) == ["status-hook.sh", "statusline.sh"]
-    wrapper = generic.statusline_script(home)
+    wrapper = hookfiles.statusline_script(home)
     assert wrapper.read_bytes() == paths.statusline_script().read_bytes()
     assert stat.S_IMODE(wrapper.stat().st_mode) == 0o755

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from purplemux.agents.codex import install as codex
+from purplemux.agents.codex.doctor import check_codex_hooks
 from purplemux.cli import main
-from purplemux.cli.doctor import check_codex_hooks
 from purplemux.io.settings import Settings
 
 USER_CONFIG = """# my Codex setup: keep these comments

@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 
 from purplemux.agents.claude import limits
 from purplemux.agents.claude.hooks import to_event
+from purplemux.agents.claude.transcript import TranscriptReader
 from purplemux.agents.codex.rollout import RolloutReader
 from purplemux.core import events as ev
 from purplemux.core.machine import fold
 from purplemux.core.model import LimitWall, Session, State
 from purplemux.core.present import present
-from purplemux.sources.transcript_reader import TranscriptReader
 from tests.agents.codex.samples import rollout
 
 SAMPLES = Path(__file__).parent / "samples" / "claude-code-2.1.332" / "bg-and-limits"

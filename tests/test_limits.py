@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents.claude.statusline import from_statusline
 from purplemux.cli.tmux_status import count, render
 from purplemux.core.limits import (
     Board,
@@ -18,7 +19,6 @@ from purplemux.core.limits import (
     Window,
     dir_label,
     from_rate_limits,
-    from_statusline,
     line,
     merge,
     short,
@@ -209,7 +209,9 @@ def test_a_readings_account_is_its_sessions_else_its_config_dirs(tmp_path: Path)
     from purplemux.io.settings import Settings
 
     settings = Settings.from_env(
-        {}, home=tmp_path / "pmx", claude_dir=tmp_path / ".claude", codex_dir=tmp_path / ".codex"
+        {"CODEX_HOME": str(tmp_path / ".codex")},
+        home=tmp_path / "pmx",
+        claude_dir=tmp_path / ".claude",
     )
     assert account_for(settings, Session(id="s", account="work"), "claude") == "work"
     assert account_for(settings, Session(id="s"), "claude") == "claude"

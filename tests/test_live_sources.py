@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.sources.transcript_reader import TranscriptReader
+from purplemux.agents.claude.transcript import TranscriptReader
 from tests.support import Daemon, run_hook, wait_for
 from tests.support.fake_claude import CWD, FakeClaude
 from tests.support.transcripts import turns

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from purplemux.agents.claude.screen import imitates_dialog, recognise
 from purplemux.core.model import PendingTool, Session, State, TmuxLocation
-from purplemux.core.prompts import Context, Prompt, context_of, imitates_dialog, recognise
+from purplemux.core.prompts import Context, Prompt, context_of
 from purplemux.io.tmux import plain
 from tests.support.screens import screen, screens
 

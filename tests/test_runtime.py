@@ -11,7 +11,6 @@ from purplemux.io.logins import Logins
 from purplemux.io.settings import Settings
 from purplemux.io.tmux_control import TmuxControl
 from purplemux.server.app import create_app
-from purplemux.sources.claude_sessions import SessionFileWatcher
 from tests.support import settings_for
 
 
@@ -32,7 +31,6 @@ def test_create_app_takes_the_adapters_a_test_gives(tmp_path: Path) -> None:
 
     def adapters(settings: Settings, token: str) -> Adapters:
         made = Adapters(
-            session_files=SessionFileWatcher(tmp_path / "elsewhere" / "sessions"),
             tmux=TmuxControl(default_socket=str(tmp_path / "tmux.sock")),
             logins=Logins(tmp_path / "my-logins", token),
         )
@@ -45,11 +43,7 @@ def test_create_app_takes_the_adapters_a_test_gives(tmp_path: Path) -> None:
         assert r.status_code == 200 and "purplemux_login" in r.cookies  # the sign-in page
         [made] = given
         rt = c.app.state.runtime  # type: ignore[attr-defined]
-        assert (rt.tmux, rt.session_files, rt.logins) == (
-            made.tmux,
-            made.session_files,
-            made.logins,
-        )
+        assert (rt.tmux, rt.logins) == (made.tmux, made.logins)
     # The login went to the logins the test gave, not to the home's file.
     assert (tmp_path / "my-logins").read_text().strip()
     assert not (tmp_path / "home" / "logins").exists()

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from purplemux.agents.claude.sessions import parse_session_file, status_event
+from purplemux.agents.claude.transcript import TranscriptReader
 from purplemux.core import events as ev
 from purplemux.core import facts as sf
 from purplemux.core.machine import step
@@ -17,9 +19,7 @@ from purplemux.core.model import BackgroundTask, Session, State
 from purplemux.io.settings import Settings
 from purplemux.io.store import Store
 from purplemux.server.app import create_app
-from purplemux.sources.claude_sessions import parse_session_file, status_event
 from purplemux.sources.hooks import to_event
-from purplemux.sources.transcript_reader import TranscriptReader
 from tests.support import settings_for
 
 SAMPLES = Path(__file__).resolve().parent / "samples" / "claude-code-2.1.332"

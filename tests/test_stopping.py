@@ -33,6 +33,7 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 from benchmarks import shutdown
+from purplemux.agents.claude.transcript import TranscriptReader
 from purplemux.daemon.runtime import Runtime, default_adapters
 from purplemux.io.store_thread import AsyncStore
 from purplemux.io.tmux_control import ControlClient, TmuxControl
@@ -120,11 +121,22 @@ def _subscribed(rt: Runtime, before: int) -> Callable[[], bool]:
     return lambda: rt.engine.subscribers() > before
 
 
+def _live(name: str) -> Part:
+    """A live-source part as the daemon makes it for its settings (parts/sources.py `parts`:
+    each agent's own, the transcripts, the recovery), by its name."""
+
+    def part(rt: Runtime) -> Coroutine[Any, Any, None]:
+        made = {p.__name__: p for p in sources.parts(rt.settings)}
+        return made[name](rt)
+
+    return part
+
+
 PARTS: dict[str, Part] = {
-    "session_files": sources.session_files,
+    "session_files": _live("session_files"),
     "transcripts": sources.transcripts,
-    "processes": sources.processes,
-    "recovery": sources.recovery,
+    "processes": _live("processes"),
+    "recovery": _live("recovery"),
     "spool_watcher": spool_watcher,
     "spool_sweeper": spool_sweeper,
     "notifier": notifier,
@@ -203,7 +215,7 @@ async def test_a_big_read_in_its_thread_ends_within_a_block_once_stopped(tmp_pat
     path = root / "p" / "s.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    tailer = tr.TranscriptTailer(root=root)
+    tailer = tr.TranscriptTailer(reader=TranscriptReader, tail_first=True, root=root)
     tailer.watch("s", path)
     batches = tailer.events()
     first = asyncio.ensure_future(batches.__anext__())  # the empty file read first
@@ -231,7 +243,7 @@ async def test_summing_a_history_ends_when_cancelled_and_stopped(tmp_path: Path)
     root = tmp_path / "projects"
     path = root / "p" / "s.jsonl"
     size = _big_transcript(path, 40)
-    tailer = tr.TranscriptTailer(root=root)
+    tailer = tr.TranscriptTailer(reader=TranscriptReader, tail_first=True, root=root)
     tailer.watch("s", path)
 
     async def consume() -> None:

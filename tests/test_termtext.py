@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from purplemux.cli import TERMINAL_COLOURS
-from purplemux.cli.doctor import Check
+from purplemux.core.checks import Check
 from purplemux.core.termtext import clean, tmux_text
 from tests.support import Daemon, run_hook, wait_for
 

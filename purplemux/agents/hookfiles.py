@@ -23,6 +23,20 @@ NEW_FILE_MODE = 0o600  # settings can hold secrets (an env block with API keys, 
 
 
 FIX = " and run again; nothing was changed"
+STATUSLINE_NAME = "statusline.sh"
+"""The statusLine wrapper install-hooks copies next to the hook script (agents/install.py)."""
+
+
+class InstallError(ValueError):
+    """An agent's config cannot be changed safely; its files were left untouched (each
+    installer's own error is one: Claude's SettingsError, Codex's CodexConfigError)."""
+
+
+def statusline_script(home: Path) -> Path:
+    """Where install-hooks puts the statusLine wrapper in the daemon's home."""
+    return home / STATUSLINE_NAME
+
+
 """The end of every refusal: the user fixes the file, runs the command again, lost nothing."""
 
 

@@ -2,7 +2,7 @@
 
 The hook script is copied into the daemon's home once (`install_script`); each agent's package
 merges it into that agent's own config and takes exactly its entries out again
-(agents/claude/install.py: settings.json; agents/codex/install.py: hooks.json and the trust
+through its `Installer` (agents/base.py; Claude's settings.json, Codex's hooks.json and the trust
 entries in config.toml). `targets` says which agents are set up on this machine.
 """
 
@@ -13,12 +13,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from purplemux.agents import hookfiles
+from purplemux.agents import facts, hookfiles, registry
 from purplemux.io import paths
 from purplemux.io.settings import Settings
-
-AGENTS = ("claude", "codex")
-STATUSLINE_NAME = "statusline.sh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +24,10 @@ class Target:
 
     agent: str
     path: Path
-    """Claude's settings.json, or Codex's home (CODEX_HOME)."""
+    """What its agent's installer changes (Claude's settings.json, Codex's home)."""
     present: bool
-    """The agent is set up here: Claude always (its settings file is made), Codex when its home
-    exists."""
+    """The agent is set up here (its installer says: Claude always, its settings file is made;
+    Codex when its home exists)."""
     account: str = ""
     """The account's label (Settings.accounts)."""
 
@@ -47,17 +44,15 @@ def targets(
     `account`, only what is set up here."""
     out: list[Target] = []
     for a in settings.accounts:
-        if a.agent == "claude":
-            out.append(Target("claude", a.dir / "settings.json", True, a.label))
-        else:
-            out.append(Target(a.agent, a.dir, a.dir.is_dir(), a.label))
+        installer = registry.get(a.agent).installer
+        out.append(Target(a.agent, installer.target(a.dir), installer.present(a.dir), a.label))
     if account is not None:
         chosen = [t for t in out if t.account == account and agent in (None, t.agent)]
         if not chosen:
             known = ", ".join(f"{t.account} ({t.agent})" for t in out)
             raise UnknownAccount(
                 f"no account {account!r}: the accounts are {known} "
-                "(PURPLEMUX_CLAUDE_DIRS, PURPLEMUX_CODEX_HOMES)"
+                f"({', '.join(f.accounts_env for f in facts.known())})"
             )
         return chosen
     if agent is not None:
@@ -69,15 +64,10 @@ def install_script(home: Path) -> Path:
     """Copy the packaged hook script to home/status-hook.sh (mode 0755), and the statusLine
     wrapper next to it (statusline.sh); return the hook script's path."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _copy(paths.statusline_script(), home / STATUSLINE_NAME)
+    _copy(paths.statusline_script(), hookfiles.statusline_script(home))
     target = home / hookfiles.SCRIPT_NAME
     _copy(paths.hook_script(), target)
     return target
-
-
-def statusline_script(home: Path) -> Path:
-    """Where install_script put the statusLine wrapper."""
-    return home / STATUSLINE_NAME
 
 
 def _copy(source: Path, target: Path) -> None:

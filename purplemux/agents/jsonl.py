@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from purplemux.core.events import Event
 
@@ -36,6 +37,16 @@ def timestamp(value: object) -> float | None:
     return parsed.timestamp()
 
 
+class Turn(StrEnum):
+    """What the newest turn of a transcript (Claude's) or a rollout (Codex's) looks like."""
+
+    NONE = "none"
+    IN_PROGRESS = "in_progress"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
 class JsonlReader:
     """Feeds the complete lines of a growing JSONL file to ``_line``, chunk by chunk."""
 
@@ -53,6 +64,10 @@ class JsonlReader:
         self._buf = bytearray()
         self._skipping = False
         self._out: list[Event] = []
+
+    def start_at(self, offset: int) -> None:
+        """Read from `offset` on (the start of a line: a tail, or where a history ends)."""
+        self.offset = self._line_start = offset
 
     def sync(self, st: os.stat_result) -> bool:
         """Note the file's identity and size; reset (and say so) on truncation or replacement."""

@@ -1,26 +1,49 @@
-"""Every agent purplemux knows, by name: where the sources and adapters look an agent up."""
+"""Every agent purplemux knows, by name: the one door through which the rest of purplemux reaches
+an agent (`get`), and through which a new one comes in (`register`)."""
 
 from __future__ import annotations
 
+from purplemux.agents import facts
 from purplemux.agents.base import Agent
 from purplemux.agents.claude.agent import AGENT as CLAUDE
 from purplemux.agents.codex.agent import AGENT as CODEX
-from purplemux.io.procinfo import ProcInfo
 
-AGENTS: dict[str, Agent] = {a.name: a for a in (CLAUDE, CODEX)}
-NAMES: tuple[str, ...] = tuple(AGENTS)
-DEFAULT = CLAUDE.name
-"""A hook call or a stored session that names no agent is Claude's (what purplemux saw first)."""
+_AGENTS: dict[str, Agent] = {a.name: a for a in (CLAUDE, CODEX)}
+DEFAULT = facts.DEFAULT
+"""A hook call or a stored session that names no agent is this one's (what purplemux saw first)."""
 
 
 def get(name: str | None) -> Agent:
-    """The agent of that name; Claude for None or a name this version does not know."""
-    return AGENTS.get(name or DEFAULT, CLAUDE)
+    """The agent of that name; the default agent for None or a name this version does not know."""
+    return _AGENTS.get(name or DEFAULT) or _AGENTS[DEFAULT]
 
 
-def of_process(info: ProcInfo) -> Agent | None:
-    """The agent whose interactive program this process is, if any."""
-    for agent in AGENTS.values():
-        if agent.is_tui(info):
-            return agent
-    return None
+def all_agents() -> tuple[Agent, ...]:
+    """Every registered agent, the default first, then in the order they were registered."""
+    return tuple(_AGENTS.values())
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_AGENTS)
+
+
+def with_statusline() -> Agent | None:
+    """The agent whose statusLine input reaches POST /api/statusline (Claude's)."""
+    return next((a for a in _AGENTS.values() if a.statusline is not None), None)
+
+
+def register(agent: Agent) -> None:
+    """Add an agent (its facts too): from then on it is listed, installed and watched like the
+    others. A name already taken is refused."""
+    if agent.name in _AGENTS:
+        raise ValueError(f"an agent named {agent.name!r} is registered already")
+    facts.add(agent.facts)
+    _AGENTS[agent.name] = agent
+
+
+def unregister(name: str) -> None:
+    """Remove an agent registered with `register` (the built-in ones stay)."""
+    if name in (CLAUDE.name, CODEX.name):
+        raise ValueError(f"{name!r} is built in")
+    _AGENTS.pop(name, None)
+    facts.remove(name)

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from purplemux.cli.render import (
     TERMINAL_COLOURS,
-    codex_summary,
     headline,
-    install_summary,
     render_limits,
     render_prompt,
     render_table,
@@ -49,16 +47,26 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 def cmd_install_hooks(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from pathlib import Path
 
-    from purplemux.agents import install
-    from purplemux.agents.claude import install as claude
+    from purplemux.agents import install, registry
+    from purplemux.agents.hookfiles import InstallError
     from purplemux.io.home import ensure_home
 
     ensure_home(settings.home)
     script = install.install_script(settings.home)
     if args.settings:
         path = Path(args.settings).expanduser()
-        claude.write_standalone(path, claude.hook_command(script, settings.home))
-        print(f"wrote {path}; run: claude --settings {path}", file=out)
+        standalone = registry.get(args.agent).installer.standalone
+        if standalone is None:
+            label = registry.get(args.agent).label
+            print(
+                f"purplemux: --settings: {label} takes no settings file of its own", file=sys.stderr
+            )
+            return 2
+        try:
+            print(standalone(path, script, settings.home), file=out)
+        except InstallError as exc:
+            print(f"purplemux: {exc}", file=sys.stderr)
+            return 2
         return 0
     return _change_hooks(settings, args, script, out, installed=True)
 
@@ -70,12 +78,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings, out: TextI
 def _change_hooks(
     settings: Settings, args: argparse.Namespace, script: Any, out: TextIO, installed: bool
 ) -> int:
-    """(Un)install the hooks of each account set up here (or of `--agent` / `--account`) and
-    say what it did for each; 2 when one refused (its files were left untouched; the others
-    were still done)."""
-    from purplemux.agents import install
-    from purplemux.agents.claude import install as claude
-    from purplemux.agents.codex import install as codex
+    """(Un)install the hooks of each account set up here (or of `--agent` / `--account`), each
+    through its agent's installer, and say what it did for each; 2 when one refused (its files
+    were left untouched; the others were still done)."""
+    from purplemux.agents import install, registry
+    from purplemux.agents.hookfiles import InstallError
 
     code = 0
     try:
@@ -84,40 +91,26 @@ def _change_hooks(
         print(f"purplemux: {exc}", file=sys.stderr)
         return 2
     for target in targets:
+        installer = registry.get(target.agent).installer
         several = len(settings.accounts_of(target.agent)) > 1
         label = f"{target.account}: " if several and target.account else ""
+        if not target.present:
+            print(f"{label}{target.path}: {installer.missing}", file=sys.stderr)
+            code = 2
+            continue
         try:
-            if target.agent == "claude":
-                command = claude.hook_command(script, settings.home) if installed else ""
-                wrapper = (install.statusline_script(settings.home), settings.home)
-                result: Any = (
-                    claude.install(target.path, command, statusline=wrapper)
-                    if installed
-                    else claude.uninstall(target.path)
-                )
-                print(label + install_summary(result, target.path, installed=installed), file=out)
-                if result.note:
-                    print(f"purplemux: {label}{target.path}: {result.note}", file=sys.stderr)
+            if installed:
+                done = installer.install(target.path, script, settings.home)
             else:
-                if not target.present:
-                    print(
-                        f"{label}{target.path}: no Codex home here (set CODEX_HOME or "
-                        "PURPLEMUX_CODEX_HOMES to the homes Codex uses)",
-                        file=sys.stderr,
-                    )
-                    code = 2
-                    continue
-                command = codex.hook_command(script, settings.home) if installed else ""
-                result = (
-                    codex.install(target.path, command)
-                    if installed
-                    else codex.uninstall(target.path)
-                )
-                summary = codex_summary(result, installed=installed)
-                print("\n".join(label + line for line in summary.splitlines()), file=out)
-        except (claude.SettingsError, codex.CodexConfigError) as exc:
+                done = installer.uninstall(target.path)
+        except InstallError as exc:
             print(f"purplemux: {label}{exc}", file=sys.stderr)
             code = 2
+            continue
+        for line in done.lines:
+            print(label + line, file=out)
+        for note in done.notes:
+            print(f"purplemux: {label}{note}", file=sys.stderr)
     return code
 
 
@@ -540,13 +533,16 @@ def cmd_logout_all(args: argparse.Namespace, settings: Settings, out: TextIO) ->
 def cmd_service(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     import shutil
 
+    from purplemux.agents import facts as agent_facts
     from purplemux.cli import service
 
     kind: Kind = args.kind or service.default_kind()
     user_home = Path.home()
     unit_dir = args.unit_dir or service.default_dir(kind, user_home)
-    # The PATH the daemon needs (tmux, curl), found without reading the environment ourselves.
-    found = [shutil.which(tool) for tool in ("tmux", "curl", "claude")]
+    # The PATH the daemon needs (tmux, curl, the agents), found without reading the environment
+    # ourselves.
+    tools = ("tmux", "curl", *(agent.command for agent in agent_facts.known()))
+    found = [shutil.which(tool) for tool in tools]
     dirs = dict.fromkeys([str(Path(p).parent) for p in found if p] + service.BASE_PATH)
     p = service.plan(settings, kind, unit_dir, user_home, service.serve_command(), ":".join(dirs))
     if args.action == "install":

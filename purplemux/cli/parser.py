@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from purplemux import __version__
+from purplemux.agents import facts as agent_facts
 
 SESSION_ID = "session id (a unique prefix is enough)"
 
@@ -51,9 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument(
         "--settings", metavar="FILE", help="write a standalone Claude settings file instead"
     )
-    install.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
+    install.add_argument("--agent", choices=agent_facts.names(), help="only this agent's hooks")
     uninstall = sub.add_parser("uninstall-hooks", help="remove exactly purplemux's hook entries")
-    uninstall.add_argument("--agent", choices=("claude", "codex"), help="only this agent's hooks")
+    uninstall.add_argument("--agent", choices=agent_facts.names(), help="only this agent's hooks")
     for hooks_command in (install, uninstall):
         hooks_command.add_argument(
             "--account",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from purplemux.core.termtext import clean
@@ -16,32 +15,6 @@ TERMINAL_COLOURS = {
     "white": "\033[37m",
 }
 """ANSI codes for the colour tokens of purplemux.core.present.LOOKS."""
-
-
-def install_summary(result: Any, path: Path, installed: bool) -> str:
-    """What install-hooks / uninstall-hooks did to Claude's settings, in one line."""
-    if not getattr(result, "changed", False):
-        why = "already installed" if installed else "no purplemux hooks"
-        return f"{path}: nothing to change ({why})"
-    backup = getattr(result, "backup", None)
-    verb = "installed purplemux hooks in" if installed else "removed purplemux hooks from"
-    return f"{verb} {path}" + (f" (backup: {backup})" if backup else "")
-
-
-def codex_summary(result: Any, installed: bool) -> str:
-    """What install-hooks / uninstall-hooks did to Codex's hooks.json and config.toml."""
-    lines = []
-    for change, what in ((result.hooks_json, "hooks"), (result.config_toml, "trust entries")):
-        if not change.changed:
-            why = "already installed" if installed else "no purplemux hooks"
-            lines.append(f"{change.path}: nothing to change ({why})")
-            continue
-        verb = f"installed purplemux {what} in" if installed else f"removed purplemux {what} from"
-        if change.removed:
-            verb = "removed (it held only purplemux's)"
-        backup = f" (backup: {change.backup})" if change.backup else ""
-        lines.append(f"{verb} {change.path}{backup}")
-    return "\n".join(lines)
 
 
 def render_table(sessions: list[dict[str, Any]], now: float, colour: bool) -> str:

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from purplemux.agents import facts as agent_facts
 from purplemux.core.history import waited
-from purplemux.core.model import AGENT_LABELS
 from purplemux.core.termtext import clean
 from purplemux.core.timefmt import duration
 
@@ -108,7 +108,7 @@ def render_report(data: Mapping[str, Any], colours: Mapping[str, str] | None = N
         rows.append(
             [
                 clean(s.get("project") or str(s["id"])[:8])[:32],
-                clean(AGENT_LABELS.get(str(s.get("agent")), "")) if s["id"] else "",
+                clean(agent_facts.label(str(s.get("agent")))) if s["id"] else "",
                 clean(pane)[:8],
                 _secs(s.get("waited_on_you_s")),
                 str(s.get("prompts") or 0),

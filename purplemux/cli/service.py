@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Literal
 
 import purplemux
+from purplemux.agents import facts as agent_facts
 from purplemux.io.settings import (
-    CLAUDE_DIRS,
-    CODEX_HOMES,
     DEFAULT_HOST,
     DEFAULT_PORT,
     Settings,
@@ -90,14 +89,12 @@ def service_environment(settings: Settings, user_home: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     if settings.home != user_home / ".purplemux":
         env["PURPLEMUX_HOME"] = str(settings.home)
-    if settings.claude_dir != user_home / ".claude":
-        env["CLAUDE_CONFIG_DIR"] = str(settings.claude_dir)
-    if settings.codex_dir is not None and settings.codex_dir != user_home / ".codex":
-        env["CODEX_HOME"] = str(settings.codex_dir)
-    for agent, name in (("claude", CLAUDE_DIRS), ("codex", CODEX_HOMES)):
-        mine = settings.accounts_of(agent)
+    for agent in agent_facts.known():
+        mine = settings.accounts_of(agent.name)
+        if mine and mine[0].dir != user_home / agent.default_dir:
+            env[agent.config_env] = str(mine[0].dir)
         if len(mine) > 1 or any(a.label != default_label(a.dir) for a in mine):
-            env[name] = ",".join(f"{a.label}={a.dir}" for a in mine)
+            env[agent.accounts_env] = ",".join(f"{a.label}={a.dir}" for a in mine)
     if settings.host != DEFAULT_HOST:
         env["PURPLEMUX_HOST"] = settings.host
     if settings.port != DEFAULT_PORT:

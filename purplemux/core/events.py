@@ -62,7 +62,7 @@ class Source(StrEnum):
     """An agent's pane title (Codex: spinner, "Action Required"): its own word on its state."""
     PROCESS = "process"
     JOB = "job"
-    """A Claude background job's state.json (sources/claude_jobs.py)."""
+    """A Claude background job's state.json (agents/claude/jobs.py)."""
     USER = "user"
     DAEMON = "daemon"
 

@@ -28,10 +28,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from purplemux.agents import facts as agent_facts
 from purplemux.core import events as ev
 from purplemux.core.events import Event, Kind, Source
 from purplemux.core.machine import ScheduleTick, step
-from purplemux.core.model import AGENT_LABELS, Session, State, Tokens
+from purplemux.core.model import Session, State, Tokens
 from purplemux.core.present import LOOKS
 from purplemux.core.timefmt import duration
 
@@ -516,12 +517,12 @@ def waited(
     when = f" {when}" if when else ""
     if len(agents) > 1:
         each = ", ".join(
-            f"{AGENT_LABELS.get(a, a)} {duration(w)}"
+            f"{agent_facts.label(a)} {duration(w)}"
             for a, w in sorted(agents.items(), key=lambda kv: (-kv[1], kv[0]))
         )
         text = f"Your agents waited on you {duration(waited_s)}{when} ({each})"
     else:
-        who = AGENT_LABELS.get(next(iter(agents), "claude"), "Claude")
+        who = agent_facts.label(next(iter(agents), None))
         text = f"{who} waited on you {duration(waited_s)}{when}"
     if not prompts:
         return text + " — no prompts"

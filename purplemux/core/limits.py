@@ -73,7 +73,7 @@ class Reading:
     def from_record(cls, data: Mapping[str, Any]) -> Reading:
         """A stored reading; ValueError for one that cannot be shown (see _window_of)."""
         at = data["at"]
-        if not _number(at) or not 0 <= at <= LATEST:
+        if not is_number(at) or not 0 <= at <= LATEST:
             raise ValueError("at is not a time a clock shows")
         return cls(
             agent=str(data["agent"]),
@@ -104,7 +104,7 @@ def _window_of(data: object) -> Window | None:
     if not isinstance(data, Mapping):
         return None
     used, resets = data.get("used_percent"), data.get("resets_at")
-    if not _number(used) or not 0 <= used <= 100:  # type: ignore[operator]
+    if not is_number(used) or not 0 <= used <= 100:  # type: ignore[operator]
         raise ValueError("used_percent is not a number from 0 to 100")
     if resets is not None and not unix_time(resets):
         raise ValueError("resets_at is not a time a clock shows")
@@ -135,47 +135,7 @@ def dir_label(config_dir: Path) -> str:
 # --- readings from what the agents say --------------------------------------------------------
 
 
-def from_statusline(
-    data: object, agent: str, account: str, at: float
-) -> tuple[str | None, Reading | None]:
-    """(session id, reading) from Claude's statusLine input; reading None when the input has no
-    `rate_limits` (an API-key login, or before the session's first answer). ReadingError for an
-    input Claude would never send."""
-    if not isinstance(data, Mapping):
-        raise ReadingError("the statusLine input must be a JSON object")
-    sid = data.get("session_id")
-    if sid is not None and not (isinstance(sid, str) and 0 < len(sid) <= 200):
-        raise ReadingError("session_id must be a string of 1 to 200 characters")
-    path = data.get("transcript_path")
-    if path is not None and not isinstance(path, str):
-        raise ReadingError("transcript_path must be a string")
-    limits = data.get("rate_limits")
-    if limits is None:
-        return sid, None
-    if not isinstance(limits, Mapping):
-        raise ReadingError("rate_limits must be an object")
-    five = _statusline_window(limits.get("five_hour"), "five_hour")
-    seven = _statusline_window(limits.get("seven_day"), "seven_day")
-    if five is None and seven is None:
-        return sid, None
-    return sid, Reading(agent, account, five, seven, at)
-
-
-def _statusline_window(value: object, name: str) -> Window | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise ReadingError(f"rate_limits.{name} must be an object")
-    used = value.get("used_percentage")
-    if not _number(used) or not 0 <= used <= 100:  # type: ignore[operator]
-        raise ReadingError(f"rate_limits.{name}.used_percentage must be a number from 0 to 100")
-    resets = value.get("resets_at")
-    if resets is not None and not unix_time(resets):
-        raise ReadingError(f"rate_limits.{name}.resets_at must be unix seconds (2001 to 2100)")
-    return Window(float(used), None if resets is None else float(resets))  # type: ignore[arg-type]
-
-
-def _number(value: object) -> bool:
+def is_number(value: object) -> bool:
     """A finite JSON number (compared, never converted: a 400-digit int has no float)."""
     return (
         isinstance(value, int | float)
@@ -186,7 +146,7 @@ def _number(value: object) -> bool:
 
 def unix_time(value: object) -> bool:
     """Whether a reset is unix seconds from EARLIEST to LATEST."""
-    return _number(value) and EARLIEST <= value <= LATEST  # type: ignore[operator]
+    return is_number(value) and EARLIEST <= value <= LATEST  # type: ignore[operator]
 
 
 def from_rate_limits(limits: RateLimits, agent: str, account: str, at: float) -> Reading | None:
@@ -308,7 +268,7 @@ def window_text(name: str, w: Mapping[str, Any] | None, now: float) -> str:
 
 def _percent(value: object) -> int | None:
     """A window's use as shown (0..100), or None for one that is not a number."""
-    if not _number(value) or not 0 <= value <= 100:  # type: ignore[operator]
+    if not is_number(value) or not 0 <= value <= 100:  # type: ignore[operator]
         return None
     return round(float(value))  # type: ignore[arg-type]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from purplemux.agents.facts import DEFAULT as DEFAULT_AGENT
 from purplemux.core import facts as session_facts
 
 
@@ -144,16 +145,13 @@ class BackgroundTask:
     status: str = "running"
 
 
-AGENT_LABELS = {"claude": "Claude", "codex": "Codex"}
-"""The agents purplemux knows (purplemux/agents/ has a package for each), as people read them."""
-
-
 @dataclass(frozen=True, slots=True)
 class Session:
     """One agent session (Claude Code, Codex), keyed by the agent's session (thread) id."""
 
     id: str
-    agent: str = "claude"
+    agent: str = DEFAULT_AGENT
+    """The agent's name (agents/facts.py); a row that names none is the default agent's."""
     account: str | None = None
     """The account (config dir / Codex home) the session runs under, as a short label."""
     background: bool = False
@@ -284,7 +282,7 @@ class Session:
         pending = data.get("pending_tool")
         return cls(
             id=str(data["id"]),
-            agent=str(data.get("agent") or "claude"),
+            agent=str(data.get("agent") or DEFAULT_AGENT),
             account=data.get("account"),
             background=bool(data.get("background")),
             job_id=data.get("job_id"),

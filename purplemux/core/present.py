@@ -14,9 +14,10 @@ from dataclasses import dataclass, fields, replace
 from datetime import tzinfo
 from typing import Any
 
+from purplemux.agents import facts as agent_facts
 from purplemux.core import facts as session_facts
 from purplemux.core import resume, timefmt
-from purplemux.core.model import AGENT_LABELS, LimitWall, Session, State
+from purplemux.core.model import LimitWall, Session, State
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +318,7 @@ def present(
     offline = ""
     if origin.stale:
         offline = f"{origin.host or '?'}: host offline" + (" since" if origin.offline_since else "")
-    agent_label = AGENT_LABELS.get(s.agent, s.agent.capitalize())
+    agent_label = agent_facts.label(s.agent)
     account = (s.account or "") if s.agent in named_accounts else ""
     return SessionView(
         id=s.id,

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from purplemux.agents import registry
-from purplemux.agents.claude import attach
-from purplemux.agents.claude.attach import Attacher, AttachError
+from purplemux.agents.base import Attacher, AttachError
 from purplemux.core import events as ev
 from purplemux.core.events import Source
 from purplemux.core.model import Session, State
@@ -285,25 +285,39 @@ class Actions:
     desk: Desk
     settings: Settings
     relay: Callable[[], Relay | None] = field(default=_no_relay)
-    attacher: Attacher | None = None
-    """Attach windows for background sessions (made from the settings when not given)."""
+    attachers: dict[str, Attacher] = field(default_factory=dict)
+    """Each agent's windows for its sessions with no pane of their own (Claude's background
+    sessions: `claude attach <job>`), made on first use (agents/base.py `Background`)."""
 
-    def __post_init__(self) -> None:
-        if self.attacher is None:
-            self.attacher = Attacher(
-                self.settings.home,
-                self.settings.claude_dir,
-                dir_of=lambda s: self.settings.account_dir("claude", s.account),
-            )
+    def attacher(self, session: Session) -> Attacher | None:
+        """The attach windows of the session's agent when the session has no pane of its own
+        (None: it has one, or its agent shows none)."""
+        background = registry.get(session.agent).background
+        if background is None or not background.needs_attach(session):
+            return None
+        if session.agent not in self.attachers:
+            self.attachers[session.agent] = background.attacher(self.settings)
+        return self.attachers[session.agent]
+
+    @asynccontextmanager
+    async def shown(self, session: Session) -> AsyncIterator[Session]:
+        """The session where the desk reads and types: its own pane, or its attach window
+        (opened for the while, then closed: the agent's `Attacher.shown`)."""
+        attacher = self.attacher(session)
+        if attacher is None:
+            yield session
+            return
+        async with attacher.shown(session) as shown:
+            yield shown
 
     async def _on_screen(self, session: Session) -> Session:
         """The session as the desk reads it: a background session (no pane of its own) through
         its attach window, whose program in front is the attach (the worker runs elsewhere)."""
-        if not attach.needs_attach(session):
+        attacher = self.attacher(session)
+        if attacher is None:
             return session
-        assert self.attacher is not None
         try:
-            loc = await self.attacher.open(session)
+            loc = await attacher.open(session)
         except (AttachError, tmux.TmuxError, OSError) as exc:
             raise ActionError(
                 409, f"cannot attach to background job {session.job_id}: {exc}"
@@ -390,8 +404,9 @@ class Actions:
         except AnswerError as exc:
             raise ActionError.of(exc) from None
         finally:
-            if shown is not session and self.attacher is not None and session.job_id:
-                await self.attacher.close(session.job_id)  # Ctrl+Z: the session runs on
+            attacher = self.attacher(session) if shown is not session else None
+            if attacher is not None and session.job_id:
+                await attacher.close(session.job_id)  # Ctrl+Z: the session runs on
         what = "cancel" if choice.cancel else (choice.option or "text")
         await self._by_user(
             ev.Answer,
@@ -418,7 +433,8 @@ class Actions:
     async def focus(self, session_id: str, given: FocusInput) -> FocusResult:
         """Select the session's pane (and switch `given.client` to it)."""
         session = self.session(session_id)
-        if session.background and session.tmux is None and not session.ended:
+        background = registry.get(session.agent).background
+        if background is not None and background.needs_attach(session):
             return await self._jump_background(session, given)
         try:
             done = await tmux.focus(pane_of(session), given.client)
@@ -429,11 +445,13 @@ class Actions:
         return FocusResult(done.pane, done.window, done.session, done.client)
 
     async def _jump_background(self, session: Session, given: FocusInput) -> FocusResult:
-        """A background session has no pane: open `claude attach <job>` in the user's tmux."""
+        """A session with no pane of its own: its agent opens a window that shows it in the
+        user's tmux (Claude's background session: `claude attach <job>`)."""
         socket = self.settings.tmux_default_socket or None
         try:
-            config = self.settings.account_dir("claude", session.account)
-            pane = await attach.jump(session, config, given.client, socket)
+            background = registry.get(session.agent).background
+            assert background is not None
+            pane = await background.jump(session, self.settings, given.client, socket)
             where = await tmux.run(
                 socket, "display-message", "-p", "-t", pane, "#{window_id}\t#{session_name}"
             )

@@ -417,7 +417,9 @@ class _Answering:
                 tries += 1
                 if tries >= MAX_MOVES:
                     raise AnswerError(
-                        504, "the selection did not move: Claude ignored the keys", typed=typed
+                        504,
+                        f"the selection did not move: {self.agent.label} ignored the keys",
+                        typed=typed,
                     )
             prompt = moved
         return prompt

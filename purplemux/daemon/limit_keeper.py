@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from purplemux.agents import facts as agent_facts
 from purplemux.core import events as ev
 from purplemux.core.limits import Board, Reading, dir_label, from_rate_limits
 from purplemux.core.model import Session
@@ -35,7 +36,7 @@ def default_account(settings: Settings, agent: str, path: str | None = None) -> 
     names it: the account whose dir holds `path`, else the agent's first account (~/.claude ->
     "claude", ~/.codex -> "codex"), so a second config dir's readings get its own label."""
     mine = settings.accounts_of(agent)
-    fallback = mine[0].label if mine else dir_label(settings.codex_dir or Path.home() / ".codex")
+    fallback = mine[0].label if mine else dir_label(Path.home() / agent_facts.default_dir(agent))
     return settings.account_of(agent, path) or fallback
 
 
@@ -105,7 +106,7 @@ class LimitKeeper:
     def _from_transcript(self, session: Session, event: ev.TranscriptFacts) -> None:
         if event.rate_limits is None:
             return
-        agent = session.agent or event.agent or "codex"
+        agent = session.agent
         account = account_for(self.settings, session, agent, event.transcript_path)
         reading = from_rate_limits(event.rate_limits, agent, account, event.at)
         if reading is None:

@@ -15,8 +15,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from dataclasses import dataclass
 
 from purplemux.agents import registry
-from purplemux.agents.base import Agent, InputBox
-from purplemux.agents.claude.attach import AttachError
+from purplemux.agents.base import Agent, AttachError, InputBox
 from purplemux.core.model import Session, TmuxLocation
 from purplemux.core.resume import PROMPT, moved
 from purplemux.daemon.answer import MOVE_TIMEOUT, POLL, AnswerError, Desk, pane_of

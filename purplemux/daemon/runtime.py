@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from purplemux.agents import registry
-from purplemux.agents.claude import background
+from purplemux.agents.base import Owners
 from purplemux.core.events import Event
 from purplemux.core.history import Ledger
 from purplemux.daemon.actions import Actions, Relay
@@ -26,7 +26,6 @@ from purplemux.io.settings import Settings
 from purplemux.io.store_thread import AsyncStore
 from purplemux.io.tmux_control import TmuxControl
 from purplemux.notify.vapid import VapidKeys, load_or_create_keys
-from purplemux.sources.claude_sessions import SessionFiles, SessionFileWatcher
 from purplemux.sources.transcripts import TranscriptStats
 
 log = logging.getLogger(__name__)
@@ -45,9 +44,6 @@ class Adapters:
     """What a daemon reads and drives beyond its store; create_app builds them (a test may give
     its own)."""
 
-    session_files: SessionFiles | SessionFileWatcher
-    """Claude's session files (of every config dir), read by the session-file, process and
-    recovery parts."""
     tmux: TmuxControl
     """One tmux control client per server: pane changes (process part), writes (pane marker)."""
     logins: Logins
@@ -55,15 +51,9 @@ class Adapters:
 
 
 def default_adapters(settings: Settings, token: str) -> Adapters:
-    """The real ones: each Claude config dir's session folder, tmux's servers, the logins file
-    in the home."""
+    """The real ones: tmux's servers, the logins file in the home (each agent's own files are
+    its live sources': agents/<agent>/live.py)."""
     return Adapters(
-        session_files=SessionFiles(
-            tuple(
-                SessionFileWatcher(a.dir / "sessions", account=a.label)
-                for a in settings.accounts_of("claude")
-            )
-        ),
         tmux=TmuxControl(default_socket=settings.tmux_default_socket),
         logins=Logins(settings.home / LOGINS_FILE, token),
     )
@@ -99,7 +89,7 @@ class Runtime:
     """The usage-limit readings per account (statusLine input, Codex rollouts)."""
 
     def __post_init__(self) -> None:
-        dirs = {n: tuple(a.dir for a in self.settings.accounts_of(n)) for n in registry.NAMES}
+        dirs = {n: tuple(a.dir for a in self.settings.accounts_of(n)) for n in registry.names()}
         self.desk = Desk(owners=PaneOwners(dirs=dirs))
         self.actions = Actions(self.engine, self.desk, self.settings, relay=lambda: self.broker)
         self.limits = LimitKeeper(self.settings, self.store, self.engine)
@@ -122,8 +112,9 @@ class Runtime:
         return detach
 
     @property
-    def session_files(self) -> SessionFiles | SessionFileWatcher:
-        return self.adapters.session_files
+    def owners(self) -> Owners:
+        """Whose each pane is, for the desk (an agent's live sources add their own signs)."""
+        return self.desk.owners
 
     @property
     def tmux(self) -> TmuxControl:
@@ -135,10 +126,10 @@ class Runtime:
 
     async def ingest(self, event: Event, live: bool = True) -> str | None:
         """Apply a hook's event and wait until it is stored: only then may its sender forget it.
-        A hook that must not make a row (the agent view's spare and notices, background.py) is
-        not applied: the reason is returned."""
+        A hook that must not make a row (its agent's `makes_row`: Claude's agent view's spare
+        worker and notices) is not applied: the reason is returned."""
         if event.session_id not in self.engine.sessions:
-            why = background.not_a_row(event)
+            why = registry.get(event.agent).makes_row(event)
             if why is not None:
                 log.info(
                     "hook %s of session %s makes no row: %s", event.name, event.session_id, why

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from purplemux.agents import facts as agent_facts
+from purplemux.agents.facts import Facts
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_RETENTION = 7 * 24 * 3600.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -21,16 +24,15 @@ MAX_HOOK_BODY = 16 * MAX_BODY
 """A hook body up to this is taken with its long strings cut (purplemux.sources.trim)."""
 HOST_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 ACCOUNT_LABEL = re.compile(r"[A-Za-z0-9._-]{1,40}")
-CLAUDE_DIRS = "PURPLEMUX_CLAUDE_DIRS"
-CODEX_HOMES = "PURPLEMUX_CODEX_HOMES"
 
 
 @dataclass(frozen=True, slots=True)
 class Account:
-    """One login of one agent: a Claude config dir or a Codex home, by its short label."""
+    """One login of one agent: a config dir of it (a Claude config dir, a Codex home), by its
+    short label."""
 
     agent: str
-    """"claude" or "codex"."""
+    """The agent's name (agents/facts.py)."""
     label: str
     """What rows, the CLI and the limits name it by ("claude", "claude-work", "codex")."""
     dir: Path
@@ -48,8 +50,8 @@ class Settings:
 
     home: Path
     claude_dir: Path
-    codex_dir: Path | None = None
-    """Codex's home (CODEX_HOME, default ~/.codex): only its TUIs and threads are watched."""
+    """The default agent's first config dir (agents/facts.DEFAULT: Claude's, CLAUDE_CONFIG_DIR);
+    every agent's are in `accounts`."""
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     allow_remote: bool = False
@@ -100,17 +102,16 @@ class Settings:
     tmux_tmpdir: str = "/tmp"
     """TMUX_TMPDIR (tmux's own variable): where the default tmux server keeps its socket."""
     account_list: tuple[Account, ...] = ()
-    """Every account watched (PURPLEMUX_CLAUDE_DIRS, PURPLEMUX_CODEX_HOMES); empty: one per
-    agent, claude_dir and codex_dir (see `accounts`)."""
+    """Every account watched, each agent's from its variables (PURPLEMUX_CLAUDE_DIRS, ...;
+    agents/facts.py); empty: the default agent's one, claude_dir (see `accounts`)."""
 
     @property
     def accounts(self) -> tuple[Account, ...]:
-        """Every Claude config dir and Codex home this daemon watches, Claude's first; the first
-        of each agent is `claude_dir` / `codex_dir`."""
-        return _all_accounts(self.account_list, self.claude_dir, self.codex_dir)
+        """Every config dir of every agent this daemon watches, the default agent's first."""
+        return _all_accounts(self.account_list, self.claude_dir)
 
     def accounts_of(self, agent: str) -> tuple[Account, ...]:
-        return _agent_accounts(self.account_list, self.claude_dir, self.codex_dir, agent)
+        return _agent_accounts(self.account_list, self.claude_dir, agent)
 
     def account_dir(self, agent: str, label: str | None) -> Path:
         """The dir of `agent`'s account labelled `label`; the agent's first when none is."""
@@ -120,7 +121,7 @@ class Settings:
             return found
         if mine:
             return mine[0].dir
-        return self.claude_dir if agent == "claude" else (self.codex_dir or self.claude_dir)
+        return self.claude_dir
 
     def account_of(self, agent: str, path: str | Path | None) -> str | None:
         """The label of the account of `agent` whose dir holds `path` (a transcript, a rollout,
@@ -186,26 +187,14 @@ class Settings:
         home = (
             Path(env["PURPLEMUX_HOME"]) if env.get("PURPLEMUX_HOME") else Path.home() / ".purplemux"
         )
-        claude = (
-            Path(env["CLAUDE_CONFIG_DIR"])
-            if env.get("CLAUDE_CONFIG_DIR")
-            else Path.home() / ".claude"
-        )
-        # As Codex names it in its trust keys: an environment's CODEX_HOME canonicalised, the
-        # default as it is (agents/codex/install.py, codex_home_from_env).
-        codex = (
-            Path(env["CODEX_HOME"]).expanduser().resolve()
-            if env.get("CODEX_HOME")
-            else Path.home() / ".codex"
-        )
-        accounts = (
-            *_accounts("claude", env.get(CLAUDE_DIRS), claude.expanduser(), CLAUDE_DIRS),
-            *_accounts("codex", env.get(CODEX_HOMES), codex.expanduser(), CODEX_HOMES),
+        accounts = tuple(
+            account
+            for agent in agent_facts.known()
+            for account in _accounts(agent, env.get(agent.accounts_env), config_dir(agent, env))
         )
         settings = cls(
             home=home.expanduser(),
             claude_dir=accounts[0].dir,
-            codex_dir=next(a.dir for a in accounts if a.agent == "codex"),
             account_list=accounts,
             host=env.get("PURPLEMUX_HOST") or DEFAULT_HOST,
             port=_int(env.get("PURPLEMUX_PORT"), DEFAULT_PORT, "PURPLEMUX_PORT"),
@@ -265,23 +254,18 @@ class Settings:
 
 
 @functools.lru_cache(maxsize=64)
-def _all_accounts(
-    listed: tuple[Account, ...], claude_dir: Path, codex_dir: Path | None
-) -> tuple[Account, ...]:
+def _all_accounts(listed: tuple[Account, ...], claude_dir: Path) -> tuple[Account, ...]:
     """Settings.accounts, made once per settings: every hook's event asks for its account."""
     if listed:
         return listed
-    out = [Account("claude", default_label(claude_dir), claude_dir)]
-    if codex_dir is not None:
-        out.append(Account("codex", default_label(codex_dir), codex_dir))
-    return tuple(out)
+    return (Account(agent_facts.DEFAULT, default_label(claude_dir), claude_dir),)
 
 
 @functools.lru_cache(maxsize=64)
 def _agent_accounts(
-    listed: tuple[Account, ...], claude_dir: Path, codex_dir: Path | None, agent: str
+    listed: tuple[Account, ...], claude_dir: Path, agent: str
 ) -> tuple[Account, ...]:
-    return tuple(a for a in _all_accounts(listed, claude_dir, codex_dir) if a.agent == agent)
+    return tuple(a for a in _all_accounts(listed, claude_dir) if a.agent == agent)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -309,10 +293,21 @@ def _holder(path: str, dirs: list[tuple[str, Account]]) -> Account | None:
     return best[1] if best else None
 
 
-def _accounts(agent: str, raw: str | None, default: Path, name: str) -> tuple[Account, ...]:
-    """`path` or `label=path` entries, comma-separated; none: the one default dir. Codex homes
-    are canonicalised as Codex names them in its trust keys (agents/codex/install.py), except
-    ~/.codex itself, which Codex uses as it is."""
+def config_dir(agent: Facts, env: Mapping[str, str]) -> Path:
+    """The agent's config dir by its own variable (CLAUDE_CONFIG_DIR, CODEX_HOME), else its
+    default under the user's home; canonicalised where the agent names its dirs so (Codex)."""
+    given = env.get(agent.config_env)
+    if not given:
+        return Path.home() / agent.default_dir
+    path = Path(given).expanduser()
+    return path.resolve() if agent.canonical_dirs else path
+
+
+def _accounts(facts: Facts, raw: str | None, default: Path) -> tuple[Account, ...]:
+    """`path` or `label=path` entries, comma-separated; none: the one default dir. An agent's
+    dirs are canonicalised where it names them so (Codex, in its trust keys:
+    agents/codex/install.py), except its default dir (~/.codex), used as it is."""
+    agent, name = facts.name, facts.accounts_env
     if raw is None or not raw.strip():
         return (Account(agent, default_label(default), default),)
     out: list[Account] = []
@@ -331,7 +326,7 @@ def _accounts(agent: str, raw: str | None, default: Path, name: str) -> tuple[Ac
             raise ValueError(
                 f"{name}: {where!r} is not an absolute path; write it from / or ~ ({example})"
             )
-        if agent == "codex" and path != Path.home() / ".codex":
+        if facts.canonical_dirs and path != Path.home() / facts.default_dir:
             path = path.resolve()
         label = label or default_label(path)
         if not ACCOUNT_LABEL.fullmatch(label):

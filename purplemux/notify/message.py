@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from purplemux.agents import registry
 from purplemux.core.model import Session, State
 from purplemux.core.present import ANSWER, LOCAL, Origin, allows, present, who
 from purplemux.core.termtext import clean
@@ -12,13 +13,9 @@ if TYPE_CHECKING:
     from purplemux.core.prompts import Prompt
 
 PUSH_ACTIONS = ("Yes", "No")
-"""A permission prompt's notification answers with these buttons (when it shows both)."""
-PUSH_LABELS: dict[str, tuple[str, ...]] = {
-    "Yes": ("Yes", "Yes, proceed"),
-    "No": ("No", "No, and tell Codex what to do differently"),
-}
-"""Each button's option, as each agent labels it (Claude, Codex): a one-time approval and the
-refusal, never "always allow"."""
+"""A permission prompt's notification answers with these buttons (when it shows both): each
+the option its agent labels so (agents/base.py `Agent.approve`: a one-time approval and the
+refusal, never "always allow")."""
 
 BODY_LIMIT = 180
 """Longest body, in characters: phones cut longer ones anyway."""
@@ -47,7 +44,7 @@ def push_payload(
         payload["prompt_id"] = prompt.id
         payload["prompt_kind"] = prompt.kind
         labels = {o.label for o in prompt.options}
-        options = [next((x for x in PUSH_LABELS[a] if x in labels), None) for a in PUSH_ACTIONS]
+        options = [x if x in labels else None for x in registry.get(session.agent).approve]
         # A prompt with two readings gets no buttons: any answer to it is refused anyway.
         if prompt.kind == "permission" and prompt.ambiguous is None and all(options):
             payload["actions"] = options  # the labels /answer takes

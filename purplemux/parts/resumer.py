@@ -23,7 +23,7 @@ from purplemux.core import events as ev
 from purplemux.core import resume
 from purplemux.core.events import Source
 from purplemux.core.model import Session
-from purplemux.daemon.resume_pane import Locate, Skipped, own_pane, type_resume
+from purplemux.daemon.resume_pane import Locate, Skipped, type_resume
 from purplemux.daemon.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -74,8 +74,7 @@ async def _record(
 def _locate(rt: Runtime) -> Locate:
     """A session's pane, or a background session's attach window (opened for the typing, then
     detached with Ctrl+Z and closed), as the answers use them."""
-    attacher = rt.actions.attacher
-    return attacher.shown if attacher is not None else own_pane
+    return rt.actions.shown
 
 
 async def _fire(rt: Runtime, s: Session, wall_at: float) -> None:

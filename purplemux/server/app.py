@@ -55,7 +55,7 @@ STOP_ATTACH = 0.5
 def default_parts(settings: Settings) -> list[Part]:
     """The long-running parts of a daemon: live sources (unless disabled), spool, notifier...,
     and the broker link to other hosts (with --broker)."""
-    parts: list[Part] = list(sources.ALL) if settings.watch_sources else []
+    parts: list[Part] = sources.parts(settings) if settings.watch_sources else []
     parts += [spool_watcher, spool_sweeper, notifier, pane_marker, sources.tmux_clients, resumer]
     parts.append(retention.retention)
     if settings.broker:
@@ -93,9 +93,9 @@ def create_app(
             # first (they store what they must, e.g. the transcript offsets), then the engine
             # stores what is queued, then the store closes.
             await supervisor.stop(STOP_PARTS, keep=("engine",))
-            if rt.actions.attacher is not None:  # background sessions' attach windows
+            for attacher in rt.actions.attachers.values():  # sessions' attach windows
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(rt.actions.attacher.shutdown(), STOP_ATTACH)
+                    await asyncio.wait_for(attacher.shutdown(), STOP_ATTACH)
             rt.limits.stop()
             await rt.engine.stop()
             await supervisor.wait("engine", STOP_ENGINE)

@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from purplemux.core.limits import ReadingError, from_statusline
+from purplemux.agents import registry
+from purplemux.core.limits import ReadingError
 from purplemux.daemon.limit_keeper import account_for
 from purplemux.server.api import read_json
 from purplemux.server.runtime import Runtime, current_runtime, require_auth, require_token
@@ -27,15 +28,17 @@ async def post_statusline(request: Request, rt: Runtime = Depends(current_runtim
     """One statusLine input: 200 `{"ok", "changed"}`; 400/413/422 with `error` when it is not
     one."""
     data = await read_json(request)
-    agent = "claude"
+    agent = registry.with_statusline()
+    if agent is None or agent.statusline is None:
+        raise HTTPException(404, "no agent here has a statusLine")
     try:
-        sid, _ = from_statusline(data, agent, "", 0.0)  # checks the input before anything
+        sid, _ = agent.statusline(data, "", 0.0)  # checks the input before anything
     except ReadingError as exc:
         raise HTTPException(422, str(exc)) from None
     session = rt.engine.sessions.get(sid) if sid else None
-    path = data.get("transcript_path")  # from_statusline checked it: a string or None
-    account = account_for(rt.settings, session, agent, path)
-    _, reading = from_statusline(data, agent, account, time.time())
+    path = data.get("transcript_path")  # the check above: a string or None
+    account = account_for(rt.settings, session, agent.name, path)
+    _, reading = agent.statusline(data, account, time.time())
     changed = await rt.limits.take(reading, sid) if reading is not None else False
     return JSONResponse({"ok": True, "changed": changed, "account": account})
 

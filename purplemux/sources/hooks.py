@@ -66,8 +66,10 @@ def to_event(
     if not isinstance(name, str) or not name or len(name) > 100:
         raise PayloadError("hook_event_name must be a non-empty string")
     raw_agent = headers.get(HEADER_AGENT, "").strip()
-    if raw_agent and raw_agent not in registry.NAMES:
-        raise PayloadError(f"unknown agent {raw_agent[:40]!r}: one of {', '.join(registry.NAMES)}")
+    if raw_agent and raw_agent not in registry.names():
+        raise PayloadError(
+            f"unknown agent {raw_agent[:40]!r}: one of {', '.join(registry.names())}"
+        )
     agent = registry.get(raw_agent or registry.DEFAULT)
     event_id = headers.get(HEADER_ID, "")[:MAX_ID] or f"hook:{uuid.uuid4().hex}"
     cwd = payload.get("cwd")

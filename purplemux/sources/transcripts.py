@@ -1,4 +1,5 @@
-"""Following transcript files: the watchfiles-driven tailer (the parser is transcript_reader)."""
+"""Following transcript files: the tailer over the folder watch (io/watch.py); each agent's
+reader (agents/<agent>) parses them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import contextlib
 import logging
 import math
 import os
-import re
 import stat
 import threading
 import time
@@ -16,38 +16,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from purplemux.agents.jsonl import MAX_LINE, READ_BLOCK
 from purplemux.core.events import Event
 from purplemux.io import memtrim
 from purplemux.io.log_once import RateLimitedLog
+from purplemux.io.transcript_files import UnsafePath, check, open_transcript
 from purplemux.io.watch import watch_dirs
-from purplemux.sources.transcript_files import UnsafePath, check, open_transcript
-from purplemux.sources.transcript_reader import (
-    MAX_LINE,
-    READ_BLOCK,
-    TranscriptReader,
-    Turn,
-    read_tail_state,
-)
 
-__all__ = [
-    "MAX_LINE",
-    "TranscriptReader",
-    "TranscriptStats",
-    "TranscriptTailer",
-    "Turn",
-    "read_tail_state",
-    "transcript_path",
-]
+__all__ = ["Reader", "TranscriptStats", "TranscriptTailer"]
+
+Reader = Any
+"""An agent's transcript reader (agents/<agent>: a JsonlReader): session_id, offset, size,
+identity, sync(), feed(), reset(), snapshot(), restore(), announce(), turn_mark; read tail first
+also partial, hold_totals, quiet, start_at(), holds_newest_turn() and adopt() (Claude's)."""
+NewReader = Callable[[str], Reader]
+"""Makes a session's reader from its id."""
 
 log = logging.getLogger(__name__)
 
 StopFlag = threading.Event
 """Set when reading must end (the daemon stops); looked at between blocks."""
-
-
-def transcript_path(claude_dir: Path, cwd: str, session_id: str) -> Path:
-    """Where Claude writes a session's transcript."""
-    return claude_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", cwd) / f"{session_id}.jsonl"
 
 
 TAIL_FIRST = 32 << 10
@@ -84,7 +72,7 @@ class TranscriptStats:
 class _History:
     """The part of a file before its tail, summed in the background by a quiet reader."""
 
-    reader: TranscriptReader
+    reader: Reader
     end: int
     done: bool = False
     stalled: bool = False
@@ -94,10 +82,10 @@ class _History:
 @dataclass(slots=True)
 class _Watched:
     path: Path
-    reader: TranscriptReader
-    new_reader: Callable[[str], Any] = TranscriptReader
-    """Makes this file's reader: Claude's TranscriptReader, or an agent's own with the same
-    feed/sync/snapshot/restore shape (agents/codex/rollout.py), read straight through."""
+    reader: Reader
+    new_reader: NewReader
+    """Makes this file's reader: its agent's (agents/claude/transcript.py read tail first,
+    agents/codex/rollout.py read straight through)."""
     tail_first: bool = True
     """A big file is read tail first, its history summed behind (Claude's transcripts); an
     agent whose every entry repeats the totals (Codex's rollout) is read straight through."""
@@ -157,7 +145,7 @@ def _watch_dir(path: Path) -> Path:
 
 
 def _feed_rest(
-    f: BinaryIO, reader: TranscriptReader, stats: TranscriptStats, stop: StopFlag | None = None
+    f: BinaryIO, reader: Reader, stats: TranscriptStats, stop: StopFlag | None = None
 ) -> list[Event]:
     """Feed the reader from its offset to the end of the file, then flush its facts; a block
     at a time, so a stop (the daemon ending) is heeded within one block."""
@@ -166,7 +154,8 @@ def _feed_rest(
     while not (stop is not None and stop.is_set()) and (block := f.read(READ_BLOCK)):
         stats.tail_bytes += len(block)  # only the reading thread counts these
         out += reader.feed(block, flush=False)
-    return out + reader.feed(b"")
+    facts: list[Event] = reader.feed(b"")
+    return out + facts
 
 
 def _line_at(f: BinaryIO, pos: int) -> int:
@@ -185,10 +174,11 @@ def _tail(
     f: BinaryIO,
     st: os.stat_result,
     session_id: str,
+    new_reader: NewReader,
     floor: int,
     stats: TranscriptStats,
     stop: StopFlag | None = None,
-) -> tuple[TranscriptReader, list[Event], int] | None:
+) -> tuple[Reader, list[Event], int] | None:
     """A reader of the file's tail, grown until it holds the newest prompt and answer; None if
     the tail would reach `floor` (read from there instead)."""
     tail = TAIL_START
@@ -196,14 +186,14 @@ def _tail(
         start = _line_at(f, max(floor, st.st_size - tail))
         if start <= floor:
             return None
-        reader = TranscriptReader(session_id)
+        reader = new_reader(session_id)
         reader.sync(st)
-        reader.offset = reader._line_start = start
+        reader.start_at(start)
         reader.partial = reader.hold_totals = True  # its totals wait for the history's
         events = _feed_rest(f, reader, stats, stop)
         # The newest prompt too: a tail that starts inside the newest turn cannot name (nor so
         # emit) its Stop.
-        found = reader.state.snippet is not None and reader.state.anchor is not None
+        found = reader.holds_newest_turn()
         if found or tail >= TAIL_MAX:
             # Only the newest turn's events (and the facts, which come last): the older turns
             # in the tail are history, like the ones before it.
@@ -222,7 +212,7 @@ def _first_read(
     w.fresh = False
     sid, ident = w.reader.session_id, (st.st_dev, st.st_ino)
     snap, w.resume = w.resume, None
-    base: TranscriptReader | None = None
+    base: Reader | None = None
     if snap is not None:
         base = w.new_reader(sid)
         same = [snap.get("dev"), snap.get("ino")] == list(ident)
@@ -236,18 +226,18 @@ def _first_read(
     floor = base.offset if base is not None else 0
     quiet_base = base is not None and base.quiet
     if w.tail_first and (st.st_size - floor > TAIL_FIRST or quiet_base):
-        got = _tail(f, st, sid, floor, stats, stop)
+        got = _tail(f, st, sid, w.new_reader, floor, stats, stop)
         if got is None and quiet_base:
             # A history summed up to here, and too little after it for a tail: a tail from here.
-            tail = TranscriptReader(sid)
+            tail = w.new_reader(sid)
             tail.sync(st)
-            tail.offset = tail._line_start = floor
+            tail.start_at(floor)
             tail.partial = tail.hold_totals = True
             got = tail, _feed_rest(f, tail, stats, stop), floor
         if got is not None:
             reader, events, start = got
             w.reader = reader
-            history = base or TranscriptReader(sid)
+            history = base or w.new_reader(sid)
             history.identity, history.quiet = ident, True
             w.history = _History(history, start)
             w.snap = None
@@ -351,12 +341,12 @@ class TranscriptTailer:
         step_ms: int = 10,
         recheck_ms: int = 2000,
         stats: TranscriptStats | None = None,
-        reader: Callable[[str], Any] = TranscriptReader,
-        tail_first: bool = True,
+        reader: NewReader,
+        tail_first: bool,
     ) -> None:
         self.debounce_ms, self.step_ms, self.recheck_ms = debounce_ms, step_ms, recheck_ms
         self.root = root
-        """Only transcripts under this folder are read (`$CLAUDE_CONFIG_DIR/projects`)."""
+        """Only transcripts under this folder are read (an account's, e.g. Claude's projects/)."""
         self._new_reader = reader
         self._tail_first = tail_first
         self.stats = stats if stats is not None else TranscriptStats()

@@ -1,7 +1,7 @@
 """The real daemon and the real Codex CLI (0.171.0) in tmux: the badge, on the right pane.
 
 Codex runs its threads and hooks in a shared app-server daemon, so its hooks name no pane: every
-row here must be placed by what is true of the panes (sources/codex_panes.py). Each test drives
+row here must be placed by what is true of the panes (agents/codex/pane_watch.py). Each test drives
 the real TUI against the local Responses API stand-in, with the real status hook installed as
 ``install-hooks`` installs it, and watches what the dashboard's feed shows.
 

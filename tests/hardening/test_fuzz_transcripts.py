@@ -12,16 +12,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from purplemux.core.events import Event, TranscriptFacts, sanitize
-from purplemux.core.machine import step
-from purplemux.core.model import Session
-from purplemux.sources.transcript_reader import (
+from purplemux.agents.claude.transcript import (
     END_OF_TURN,
     INTERRUPT_MARK,
     MAX_LINE,
     TranscriptReader,
     read_tail_state,
 )
+from purplemux.core.events import Event, TranscriptFacts, sanitize
+from purplemux.core.machine import step
+from purplemux.core.model import Session
 from tests.hardening.helpers import assert_session_capped, hostile_text, json_value
 
 FUZZ = settings(

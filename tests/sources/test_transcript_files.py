@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from purplemux.sources.transcript_files import UnsafePath, check, open_transcript, resolve
+from purplemux.io.transcript_files import UnsafePath, check, open_transcript, resolve
 
 
 @pytest.fixture

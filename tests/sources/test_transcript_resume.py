@@ -10,17 +10,11 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents.claude.transcript import TranscriptReader, Turn
 from purplemux.core.events import Event, TranscriptFacts
 from purplemux.core.model import Session, Tokens
 from purplemux.io.store import Store
-from purplemux.sources.transcripts import (
-    HISTORY_AFTER,
-    TAIL_FIRST,
-    TAIL_START,
-    TranscriptReader,
-    TranscriptTailer,
-    Turn,
-)
+from purplemux.sources.transcripts import HISTORY_AFTER, TAIL_FIRST, TAIL_START, TranscriptTailer
 from tests.support import wait_for_async
 from tests.support.transcripts import end, line, prompt, stops, turns
 
@@ -191,7 +185,7 @@ def stored(tmp_path: Path, rows: list[tuple[str, str, dict[str, Any]]]) -> dict[
 
 def followed(path: Path) -> tuple[TranscriptTailer, Follow]:
     """A tailer (no timed rechecks) watching PATH as session "s", and a Follow of it."""
-    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=60_000)
     tailer.watch("s", path)
     return tailer, Follow(tailer)
 
@@ -241,7 +235,7 @@ async def test_histories_wait_until_the_tails_events_are_handed_on(tmp_path: Pat
     assert len(data) > 8 * TAIL_FIRST
     for sid in ("a", "b"):
         (tmp_path / f"{sid}.jsonl").write_bytes(data)
-    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=60_000)
     for sid in ("a", "b"):
         tailer.watch(sid, tmp_path / f"{sid}.jsonl")
     agen = tailer.events()
@@ -283,7 +277,7 @@ async def test_restart_continues_from_the_stored_offset(tmp_path: Path) -> None:
     more, _answer = turns(2, seed=6, first=200)
     with path.open("ab") as f:
         f.write(more)
-    again = TranscriptTailer(recheck_ms=60_000)
+    again = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=60_000)
     again.remember(stored(tmp_path, rows[-1:]))
     again.watch("s", path)
     follow = Follow(again)
@@ -323,7 +317,7 @@ async def test_a_replaced_or_truncated_file_starts_over(tmp_path: Path, how: str
             f.truncate(0)
             f.write(new)
     content = path.read_bytes()
-    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=60_000)
     tailer.remember(stored(tmp_path, rows))
     tailer.watch("s", path)
     follow = Follow(tailer)

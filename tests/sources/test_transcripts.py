@@ -11,19 +11,17 @@ from typing import Any
 
 import pytest
 
-from purplemux.core.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
-from purplemux.core.model import Tokens
-from purplemux.sources import transcripts
-from purplemux.sources.transcripts import (
+from purplemux.agents.claude.transcript import (
     MAX_LINE,
     TranscriptReader,
-    TranscriptTailer,
     Turn,
-    _read_new,
-    _Watched,
     read_tail_state,
     transcript_path,
 )
+from purplemux.core.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
+from purplemux.core.model import Tokens
+from purplemux.sources import transcripts
+from purplemux.sources.transcripts import TranscriptTailer, _read_new, _Watched
 from tests.support import wait_for_async
 from tests.support.transcripts import collect, end, line, prompt, stops
 
@@ -312,7 +310,9 @@ async def test_tailer_initial_read_and_appends(tmp_path: Path) -> None:
     path = tmp_path / "proj" / "s.jsonl"
     path.parent.mkdir()
     path.write_bytes(prompt("p1") + end("e1"))
-    tailer = TranscriptTailer(recheck_ms=60_000)  # inotify alone must do it
+    tailer = TranscriptTailer(
+        reader=TranscriptReader, tail_first=True, recheck_ms=60_000
+    )  # inotify alone must do it
     tailer.watch("s", path)
     agen = tailer.events()
     try:
@@ -333,7 +333,9 @@ async def test_tailer_initial_read_and_appends(tmp_path: Path) -> None:
 async def test_tailer_truncation_replacement_deletion(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(prompt("p1") + end("e1") + prompt("p2") + end("e2"))
-    tailer = TranscriptTailer(recheck_ms=60_000)  # inotify alone must do it
+    tailer = TranscriptTailer(
+        reader=TranscriptReader, tail_first=True, recheck_ms=60_000
+    )  # inotify alone must do it
     tailer.watch("s", path)
     agen = tailer.events()
     try:
@@ -355,7 +357,9 @@ async def test_tailer_truncation_replacement_deletion(tmp_path: Path) -> None:
 @pytest.mark.asyncio
 async def test_tailer_picks_up_file_and_folder_created_later(tmp_path: Path) -> None:
     path = tmp_path / "projects" / "-proj" / "s.jsonl"
-    tailer = TranscriptTailer(recheck_ms=60_000)  # inotify alone must do it
+    tailer = TranscriptTailer(
+        reader=TranscriptReader, tail_first=True, recheck_ms=60_000
+    )  # inotify alone must do it
     agen = tailer.events()
     first = asyncio.ensure_future(collect(agen, lambda ev: "tx:s:stop:p1" in stops(ev)))
     try:
@@ -374,7 +378,9 @@ async def test_tailer_picks_up_file_and_folder_created_later(tmp_path: Path) -> 
 
 @pytest.mark.asyncio
 async def test_tailer_two_sessions(tmp_path: Path, samples: Path) -> None:
-    tailer = TranscriptTailer(recheck_ms=60_000)  # inotify alone must do it
+    tailer = TranscriptTailer(
+        reader=TranscriptReader, tail_first=True, recheck_ms=60_000
+    )  # inotify alone must do it
     for name in (FIRST, SECOND):
         copy = tmp_path / f"{name}.jsonl"
         copy.write_bytes((samples / "transcripts" / f"{name}.jsonl").read_bytes())
@@ -394,7 +400,7 @@ async def test_tailer_watch_while_running(tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "s1.jsonl", tmp_path / "b" / "s2.jsonl"
     first.write_bytes(prompt("p1") + end("e"))
     second.write_bytes(prompt("q1") + end("e"))
-    tailer = TranscriptTailer(recheck_ms=60_000)
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=60_000)
     tailer.watch("s1", first)
     agen = tailer.events()
     try:
@@ -421,7 +427,7 @@ def test_an_unchanged_transcript_is_known_by_one_lstat_and_a_changed_one_read(
 ) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(prompt("p1") + end("e1"))
-    w = _Watched(path, TranscriptReader("s"))
+    w = _Watched(path, TranscriptReader("s"), TranscriptReader)
     assert "tx:s:stop:p1" in stops(_read_new(w))
     opened: list[object] = []
     real = transcripts.open_transcript

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents.claude.transcript import TranscriptReader
 from purplemux.io import watch
 from purplemux.sources.transcripts import TranscriptTailer
 from tests.support.transcripts import collect, end, prompt, stops
@@ -31,7 +32,9 @@ async def test_new_sessions_in_new_folders_keep_one_watch(
     first = root / "-w-a" / "a.jsonl"
     first.parent.mkdir(parents=True)
     first.write_bytes(prompt("a1") + end("a1"))
-    tailer = TranscriptTailer(root=root, recheck_ms=60_000)  # inotify alone must do it
+    tailer = TranscriptTailer(
+        reader=TranscriptReader, tail_first=True, root=root, recheck_ms=60_000
+    )  # inotify alone must do it
     tailer.watch("a", first)
     agen = tailer.events()
     try:
@@ -55,7 +58,7 @@ async def test_new_sessions_in_new_folders_keep_one_watch(
 async def test_a_tailer_following_nothing_waits_with_no_timer(tmp_path: Path) -> None:
     """No session followed, so no folder: the watch is not re-checked on a timer (it used to
     wake every recheck for nothing); the first session watched is read at once all the same."""
-    tailer = TranscriptTailer(recheck_ms=20)
+    tailer = TranscriptTailer(reader=TranscriptReader, tail_first=True, recheck_ms=20)
     looks: list[set[Path]] = []
     real = tailer._dirs
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from purplemux.sources.transcripts import transcript_path
+from purplemux.agents.claude.transcript import transcript_path
 
 CWD = "/w/live-proj"
 

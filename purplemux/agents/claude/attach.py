@@ -27,8 +27,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from purplemux.agents import base
+from purplemux.agents.facts import CLAUDE
 from purplemux.core.model import Session, TmuxLocation
 from purplemux.io import tmux
+from purplemux.io.proctable import environ
+from purplemux.io.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,7 @@ JOB_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 ENV_KEYS = ("HOME", "CLAUDE_CONFIG_DIR")
 
 
-class AttachError(Exception):
+class AttachError(base.AttachError):
     """An attach window could not be opened (no job, tmux or claude refused)."""
 
 
@@ -59,17 +63,8 @@ def _environ(pid: int | None) -> dict[str, str] | None:
     """HOME and CLAUDE_CONFIG_DIR of a running process (Linux /proc; None when unreadable)."""
     if pid is None:
         return None
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            data = f.read(1 << 20)
-    except OSError:
-        return None
-    out: dict[str, str] = {}
-    for item in data.split(b"\0"):
-        key, eq, value = item.partition(b"=")
-        name = key.decode("ascii", "replace")
-        if eq and name in ENV_KEYS:
-            out[name] = value.decode("utf-8", "surrogateescape")
+    found = environ(pid, ENV_KEYS) or {}
+    out = {name: value.decode("utf-8", "surrogateescape") for name, value in found.items()}
     return out if "HOME" in out else None
 
 
@@ -270,3 +265,19 @@ async def jump(session: Session, claude_dir: Path, client: str | None, socket: s
         with contextlib.suppress(tmux.TmuxError):
             await tmux.run(socket, "switch-client", "-c", client, "-t", pane)
     return pane
+
+
+def attacher(settings: Settings) -> Attacher:
+    """The daemon's attach windows, in its home, each in its session's account's config dir."""
+    return Attacher(
+        settings.home,
+        settings.claude_dir,
+        dir_of=lambda s: settings.account_dir(CLAUDE.name, s.account),
+    )
+
+
+async def jump_from(
+    session: Session, settings: Settings, client: str | None, socket: str | None
+) -> str:
+    """`jump` with the config dir of the session's account."""
+    return await jump(session, settings.account_dir(CLAUDE.name, session.account), client, socket)

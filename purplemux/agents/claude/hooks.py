@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from purplemux.agents.claude import limits
+from purplemux.agents.claude.screen import imitates_dialog
 from purplemux.agents.payload import MAX_ID, MAX_SHORT, describe_tool, digest, first_question
 from purplemux.agents.payload import text as _text
 from purplemux.core import events as ev
 from purplemux.core import facts as session_facts
 from purplemux.core.events import Event
+from purplemux.core.machine import MAX_TASKS
 from purplemux.core.model import BackgroundTask
-from purplemux.core.prompts import imitates_dialog
 
 ATTENTION_TYPES = frozenset(
     {"permission_prompt", "elicitation_dialog", "worker_permission_prompt", "agent_needs_input"}
@@ -93,9 +94,6 @@ def _post_tool(p: Mapping[str, Any], c: dict[str, Any]) -> Event:
         background_task_id=_text(task_id, MAX_ID) if isinstance(task_id, str) and task_id else None,
         background_description=description,
     )
-
-
-MAX_TASKS = 32
 
 
 def background_tasks(value: Any) -> tuple[BackgroundTask, ...] | None:

@@ -52,7 +52,7 @@ SCRIPT_NAME = hookfiles.SCRIPT_NAME
 NEW_FILE_MODE = hookfiles.NEW_FILE_MODE  # settings.json can hold secrets (an env block)
 
 
-class SettingsError(ValueError):
+class SettingsError(hookfiles.InstallError):
     """Claude's settings file cannot be merged safely; it was left untouched."""
 
 
@@ -243,3 +243,12 @@ def _commit(path: Path, original: bytes | None, settings: dict[str, Any]) -> Ins
         return InstallResult(path=path, changed=False)
     backup = hookfiles.replace_file(path, original, data)
     return InstallResult(path=path, changed=True, backup=backup)
+
+
+def summary(result: InstallResult, installed: bool) -> str:
+    """What install-hooks / uninstall-hooks did to Claude's settings, in one line."""
+    if not result.changed:
+        why = "already installed" if installed else "no purplemux hooks"
+        return f"{result.path}: nothing to change ({why})"
+    verb = "installed purplemux hooks in" if installed else "removed purplemux hooks from"
+    return f"{verb} {result.path}" + (f" (backup: {result.backup})" if result.backup else "")

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import copy
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from purplemux.core.limits import Reading, ReadingError, Window, is_number, unix_time
 
 SCRIPT_NAME = "statusline.sh"
 KEY = "statusLine"
@@ -101,3 +104,46 @@ def _alone(value: Any) -> str:
         f'"{KEY}" left alone (not a {{"type": "command", "command": ...}} object: {shown}); '
         "Claude's usage limits will not show in purplemux until it is one"
     )
+
+
+# --- the input it hands the wrapper: the account's usage limits ---------------------------------
+
+
+def from_statusline(
+    data: object, agent: str, account: str, at: float
+) -> tuple[str | None, Reading | None]:
+    """(session id, reading) from Claude's statusLine input; reading None when the input has no
+    `rate_limits` (an API-key login, or before the session's first answer). ReadingError for an
+    input Claude would never send."""
+    if not isinstance(data, Mapping):
+        raise ReadingError("the statusLine input must be a JSON object")
+    sid = data.get("session_id")
+    if sid is not None and not (isinstance(sid, str) and 0 < len(sid) <= 200):
+        raise ReadingError("session_id must be a string of 1 to 200 characters")
+    path = data.get("transcript_path")
+    if path is not None and not isinstance(path, str):
+        raise ReadingError("transcript_path must be a string")
+    limits = data.get("rate_limits")
+    if limits is None:
+        return sid, None
+    if not isinstance(limits, Mapping):
+        raise ReadingError("rate_limits must be an object")
+    five = _statusline_window(limits.get("five_hour"), "five_hour")
+    seven = _statusline_window(limits.get("seven_day"), "seven_day")
+    if five is None and seven is None:
+        return sid, None
+    return sid, Reading(agent, account, five, seven, at)
+
+
+def _statusline_window(value: object, name: str) -> Window | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ReadingError(f"rate_limits.{name} must be an object")
+    used = value.get("used_percentage")
+    if not is_number(used) or not 0 <= used <= 100:  # type: ignore[operator]
+        raise ReadingError(f"rate_limits.{name}.used_percentage must be a number from 0 to 100")
+    resets = value.get("resets_at")
+    if resets is not None and not unix_time(resets):
+        raise ReadingError(f"rate_limits.{name}.resets_at must be unix seconds (2001 to 2100)")
+    return Window(float(used), None if resets is None else float(resets))  # type: ignore[arg-type]

@@ -69,7 +69,7 @@ CONFIG_FILE = "config.toml"
 Position = tuple[int, int]  # (group index, handler index) within one event's array
 
 
-class CodexConfigError(ValueError):
+class CodexConfigError(hookfiles.InstallError):
     """hooks.json or config.toml cannot be edited safely; nothing was written."""
 
 
@@ -668,3 +668,19 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return "null" if value is None else "number"
+
+
+def summary(result: CodexInstallResult, installed: bool) -> list[str]:
+    """What install-hooks / uninstall-hooks did to Codex's hooks.json and config.toml."""
+    lines = []
+    for change, what in ((result.hooks_json, "hooks"), (result.config_toml, "trust entries")):
+        if not change.changed:
+            why = "already installed" if installed else "no purplemux hooks"
+            lines.append(f"{change.path}: nothing to change ({why})")
+            continue
+        verb = f"installed purplemux {what} in" if installed else f"removed purplemux {what} from"
+        if change.removed:
+            verb = "removed (it held only purplemux's)"
+        backup = f" (backup: {change.backup})" if change.backup else ""
+        lines.append(f"{verb} {change.path}{backup}")
+    return lines

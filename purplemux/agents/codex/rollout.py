@@ -3,7 +3,7 @@
 The rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl`, the hooks'
 `transcript_path`) is Codex's transcript: one `{"timestamp", "ordinal", "type", "payload"}` per
 line, appended by the app-server daemon. It becomes the same event kinds Claude's transcript
-does (sources/transcript_reader.py), so the core stays agent-neutral:
+does (agents/claude/transcript.py), so the core stays agent-neutral:
 
 - `event_msg` task_complete without `error` -> Stop (last_message = last_agent_message);
 - task_complete with `error` -> StopFailure: this is what ends a failed turn, since Codex has
@@ -27,11 +27,10 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from purplemux.agents.jsonl import MAX_LINE, READ_BLOCK, JsonlReader, timestamp
+from purplemux.agents.jsonl import MAX_LINE, READ_BLOCK, JsonlReader, Turn, timestamp
 from purplemux.core.events import Event, Interrupt, Source, Stop, StopFailure, TranscriptFacts
 from purplemux.core.model import RateLimits, Tokens
 
@@ -43,16 +42,6 @@ CONTEXT_BASELINE = 12_000
 """Tokens Codex keeps out of its own "% left" (codex-rs: BASELINE_TOKENS; one data point fits)."""
 TOOL_NAMES = {"exec_command": "Bash"}
 """Codex's tool names as its hooks say them (PreToolUse tool_name "Bash" for exec_command)."""
-
-
-class Turn(StrEnum):
-    """What the newest turn of a rollout looks like (the same values as Claude's Turn)."""
-
-    NONE = "none"
-    IN_PROGRESS = "in_progress"
-    FINISHED = "finished"
-    INTERRUPTED = "interrupted"
-    FAILED = "failed"
 
 
 def _int(value: object) -> int | None:

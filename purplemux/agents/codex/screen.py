@@ -35,7 +35,7 @@ interrupts the turn on a question.
 **The screen is hostile input.** The approval draws the model's command and reason inside the
 dialog, the question draws the model's question and option descriptions, and a command can
 hold real line breaks: a command holding `(U+203A) 1. Yes, proceed (y)` or a fake footer could pass
-for the dialog's own lines. So, mirroring purplemux.core.prompts (Claude):
+for the dialog's own lines. So, mirroring Claude's (agents/claude/screen.py):
 
 - the footer is the last non-empty line, at column 2, and is one of the footers above (a
   question's may wrap onto two lines in a narrow pane);

@@ -14,8 +14,7 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]  # psutil ships no type hints
 import pytest
 
-from purplemux.core.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
-from purplemux.sources.claude_sessions import (
+from purplemux.agents.claude.sessions import (
     SessionFile,
     SessionFileWatcher,
     _alive,
@@ -23,6 +22,7 @@ from purplemux.sources.claude_sessions import (
     parse_session_file,
     status_event,
 )
+from purplemux.core.events import Event, Source, StatusBusy, StatusIdle, StatusWaiting
 from tests.support import wait_for_async
 from tests.support.transcripts import collect
 

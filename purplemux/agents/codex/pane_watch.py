@@ -50,13 +50,7 @@ from purplemux.core.events import (
     StatusWaiting,
 )
 from purplemux.core.model import State
-from purplemux.sources.processes import (
-    Pane,
-    ProcessTable,
-    find_under,
-    socket_from_tmux_env,
-    tmux_env,
-)
+from purplemux.io.proctable import Pane, ProcessTable, find_under, socket_from_tmux_env, tmux_env
 
 log = logging.getLogger(__name__)
 

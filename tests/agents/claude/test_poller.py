@@ -13,15 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from purplemux.agents.claude import poller as claude_poller
+from purplemux.agents.claude.poller import Known, ProcessPoller, find_claude_under
+from purplemux.agents.claude.process import is_claude
 from purplemux.core.events import ProcessGone, ProcessSeen, Source
-from purplemux.sources import processes
-from purplemux.sources.processes import (
-    Known,
-    ProcessPoller,
+from purplemux.io import proctable as processes
+from purplemux.io.proctable import (
     ProcessTable,
     ProcInfo,
-    find_claude_under,
-    is_claude,
     list_panes,
     snapshot,
     socket_from_tmux_env,
@@ -213,7 +212,7 @@ async def test_poller_pid_reuse_and_clear(server: Server, monkeypatch: pytest.Mo
         table.procs[own] = replace(table.procs[own], create_time=table.procs[own].create_time + 50)
         return table
 
-    monkeypatch.setattr(processes, "snapshot", reused)
+    monkeypatch.setattr(claude_poller, "snapshot", reused)  # the table the poller walks
     claims[0] = Claim(own, "sess-new", ok=False)  # its file's procStart no longer matches
     events = await poller.poll({})
     assert [(type(e), e.session_id) for e in events] == [(ProcessGone, "sess-new")]

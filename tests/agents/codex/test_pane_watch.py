@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from purplemux.sources.codex_panes import project_name
+from purplemux.agents.codex.pane_watch import project_name
 
 
 def test_the_project_is_the_git_roots_name_and_a_stray_empty_git_folder_is_no_root(
@@ -31,8 +31,8 @@ def test_a_thread_opened_before_the_watch_began_is_looked_for() -> None:
     file calls for. A file written before the watch began (the daemon still starting, or the
     watch moving from the home to the new reference folder) is told by nothing else: a watch's
     start (None) walks too; its re-check after a quiet spell (empty) and a home's logs do not."""
-    from purplemux.parts.sources import may_have_opened
-    from purplemux.sources.codex_panes import REFERENCES
+    from purplemux.agents.codex.live import may_have_opened
+    from purplemux.agents.codex.pane_watch import REFERENCES
 
     home = "/home/u/.codex"
     assert may_have_opened(None)

@@ -1,4 +1,4 @@
-"""Claude's background jobs, jobs/<id>/state.json (sources/claude_jobs.py): the translation on
+"""Claude's background jobs, jobs/<id>/state.json (agents/claude/jobs.py): the translation on
 the real 2.1.332 captures, and the watcher on real files (inotify, no timer)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from purplemux.agents.claude.jobs import JobWatcher, error_kind, job_event
+from purplemux.agents.claude.sessions import parse_session_file, status_event
 from purplemux.core import events as ev
-from purplemux.sources.claude_jobs import JobWatcher, error_kind, job_event
-from purplemux.sources.claude_sessions import parse_session_file, status_event
 from tests.support import wait_for_async
 from tests.support.transcripts import collect
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "claude-code-2.1.332" / "bg"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "claude-code-2.1.332" / "bg"
 
 
 def states() -> list[tuple[str, dict[str, Any]]]:

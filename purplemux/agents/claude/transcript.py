@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +16,7 @@ from purplemux.agents.claude import limits
 # MAX_LINE and READ_BLOCK are re-exported: sources/transcripts.py reads them from here.
 from purplemux.agents.jsonl import MAX_LINE as MAX_LINE
 from purplemux.agents.jsonl import READ_BLOCK as READ_BLOCK
-from purplemux.agents.jsonl import JsonlReader, timestamp
+from purplemux.agents.jsonl import JsonlReader, Turn, timestamp
 from purplemux.core import facts as session_facts
 from purplemux.core.events import (
     Event,
@@ -47,14 +47,9 @@ END_OF_TURN = frozenset({"turn_duration", "stop_hook_summary"})
 NOT_PROMPTS = ("<local-command-", "<command-message>", "<command-args>", "<bash-", "<user-memory-")
 
 
-class Turn(StrEnum):
-    """What the newest turn of a transcript looks like."""
-
-    NONE = "none"
-    IN_PROGRESS = "in_progress"
-    FINISHED = "finished"
-    INTERRUPTED = "interrupted"
-    FAILED = "failed"
+def transcript_path(claude_dir: Path, cwd: str, session_id: str) -> Path:
+    """Where Claude writes a session's transcript."""
+    return claude_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", cwd) / f"{session_id}.jsonl"
 
 
 def _count(usage: dict[str, Any], key: str) -> int:
@@ -238,6 +233,11 @@ class TranscriptReader(JsonlReader):
         return next(reversed(self.state.tools.values()), "")
 
     # --- resuming and merging --------------------------------------------------------------------
+
+    def holds_newest_turn(self) -> bool:
+        """Whether what was read holds the newest prompt and its answer (a tail that starts
+        inside the newest turn cannot name, nor so emit, its Stop)."""
+        return self.state.snippet is not None and self.state.anchor is not None
 
     def snapshot(self) -> dict[str, Any]:
         """Everything a later reader needs to continue from the last complete line (JSON-able)."""
@@ -620,7 +620,7 @@ def read_tail_state(
 
     With `root`, only a regular file under it is read (see transcript_files).
     """
-    from purplemux.sources.transcript_files import open_transcript
+    from purplemux.io.transcript_files import open_transcript
 
     reader = TranscriptReader(session_id)
     try:
