@@ -12,6 +12,7 @@ from purplemux.core.machine import (
     GUARDS,
     IDLE_GRACE,
     TABLE,
+    TITLE_LAG,
     Notify,
     ScheduleTick,
     describe,
@@ -191,6 +192,39 @@ def test_file_idle_alone_becomes_idle_after_the_grace() -> None:
     assert s2.state is State.BUSY
     s3, _ = step(s, make(Kind.TICK, at=10.0 + IDLE_GRACE))
     assert s3.state is State.IDLE
+
+
+def test_a_titles_spinner_just_after_the_stop_does_not_reopen_the_turn() -> None:
+    """Codex's pane title lags its turn: read busy 40 ms after the Stop and idle 10 ms later
+    (seen under load, tests/e2e/test_codex_accounts_e2e.py), it must not turn review into
+    busy and then, by the idle grace, into idle: the turn stays finished, not yet looked at."""
+    t = Timeline(Session(id=SID, state=State.BUSY))
+    t.apply(make(Kind.STOP, at=18.777))
+    assert (t.current.state, t.current.state_since) == (State.REVIEW, 18.777)
+    title = Source.PANE_TITLE
+    t.apply(make(Kind.STATUS_BUSY, at=18.820, source=title))
+    assert t.current.state is State.REVIEW
+    _, effects = t.apply(make(Kind.STATUS_IDLE, at=18.830, source=title))
+    assert t.current.state is State.REVIEW
+    assert not [e for e in effects if isinstance(e, ScheduleTick)]  # no idle grace armed
+    t.apply(make(Kind.TICK, at=18.830 + IDLE_GRACE))
+    assert t.current.state is State.REVIEW
+
+
+def test_a_title_busy_after_the_lag_or_any_other_busy_is_a_new_turn() -> None:
+    review = Session(id=SID, state=State.REVIEW, state_since=10.0)
+    late, _ = step(review, make(Kind.STATUS_BUSY, at=10.0 + TITLE_LAG, source=Source.PANE_TITLE))
+    assert late.state is State.BUSY  # the spinner after the lag: a turn the hooks did not tell
+    early, _ = step(review, make(Kind.STATUS_BUSY, at=10.1, source=Source.PANE_TITLE))
+    assert early.state is State.REVIEW
+    for source in (Source.SESSION_FILE, Source.TRANSCRIPT, Source.HOOK):
+        moved, _ = step(review, make(Kind.STATUS_BUSY, at=10.1, source=source))
+        assert moved.state is State.BUSY, source  # only a title lags its turn
+    ended = replace(review, ended=True, pid=7)
+    same, _ = step(ended, make(Kind.STATUS_BUSY, at=20.0, source=Source.PANE_TITLE, pid=7))
+    assert same.state is State.REVIEW  # and an ended session stays settled, as before
+    other, _ = step(ended, make(Kind.STATUS_BUSY, at=20.0, source=Source.PANE_TITLE, pid=8))
+    assert other.state is State.BUSY
 
 
 def test_parallel_tool_end_does_not_clear_the_dialog() -> None:

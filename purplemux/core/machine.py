@@ -15,6 +15,10 @@ Rules that make the badge trustworthy, and where they live:
   applies from busy / unknown / needs-input.
 - An ended session stays settled: the session file's busy of the /clear that ended it (written
   under the old id just after SessionEnd) does not move it (guard `not_ended_by_this_process`).
+- A pane title lags its turn: Codex's spinner can still be in the title a moment after the
+  turn's Stop (seen under load: the title read busy 40 ms after the Stop, idle 10 ms later). A
+  title's busy within `TITLE_LAG` of entering review is that spinner, not a new turn (guard
+  `not_a_lagging_title`); a new turn comes with its prompt's hook.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from purplemux.core import events as ev
-from purplemux.core.events import Event, Kind
+from purplemux.core.events import Event, Kind, Source
 from purplemux.core.facts import FILE_WAITING
 from purplemux.core.model import (
     ATTENTION_STATES,
@@ -40,6 +44,9 @@ from purplemux.core.model import (
 
 IDLE_GRACE = 0.35
 """Seconds a session file's `idle` waits for a Stop hook before it counts as idle."""
+
+TITLE_LAG = 2.0
+"""Seconds after a turn ended (review) in which a pane title's busy is the old turn's spinner."""
 
 RECENT_TOOLS = 8
 """How many recent PreToolUse calls are remembered to pair a PermissionRequest with its id."""
@@ -164,6 +171,7 @@ TABLE: Mapping[Kind, Mapping[State, Rule]] = {
     Kind.STATUS_BUSY: _row(
         go(BUSY, "not_ended_by_this_process"),
         busy=stay("already busy"),
+        review=go(BUSY, "not_a_lagging_title"),
     ),
     Kind.STATUS_WAITING: _row(go(NEEDS, "not_ended_by_this_process")),
     Kind.STATUS_IDLE: _row(
@@ -234,10 +242,18 @@ def _not_ended_by_this_process(s: Session, e: Event) -> bool:
     return pid is not None and s.pid is not None and pid != s.pid
 
 
+def _not_a_lagging_title(s: Session, e: Event) -> bool:
+    """`not_ended_by_this_process`, and not a pane title's busy read within TITLE_LAG of the
+    turn's end: the title still showing the spinner of the turn that just stopped."""
+    lagging = e.source is Source.PANE_TITLE and e.at < s.state_since + TITLE_LAG
+    return _not_ended_by_this_process(s, e) and not lagging
+
+
 GUARDS: Mapping[str, Callable[[Session, Event], bool]] = {
     "answers_pending": _answers_pending,
     "idle_grace_elapsed": _idle_grace_elapsed,
     "not_ended_by_this_process": _not_ended_by_this_process,
+    "not_a_lagging_title": _not_a_lagging_title,
 }
 
 # --- field rules -------------------------------------------------------------------------------
@@ -704,6 +720,7 @@ __all__ = [
     "GUARDS",
     "IDLE_GRACE",
     "TABLE",
+    "TITLE_LAG",
     "Broadcast",
     "Effect",
     "Notify",
