@@ -93,6 +93,8 @@ RETYPES = 3
 """Times a text the composer did not show whole is cleared and typed again."""
 RETYPE_AFTER = 5.0
 """Seconds typed text may take to show in the composer before it is typed again."""
+REPRESS_AFTER = 3.0
+"""Seconds a dialog's key may take to close it before it is pressed again (answer_dialog)."""
 
 _SPINNER = re.compile(r"^[\u2800-\u28ff] ")
 
@@ -689,6 +691,25 @@ class CodexPane:
     def send_keys(self, *keys: str) -> None:
         """Press tmux keys: "Enter", "Escape", "y", "C-c", ..."""
         self._tmux("send-keys", "-t", self.pane_id, *keys)
+
+    def answer_dialog(self, key: str, dialog: str = APPROVAL_QUESTION) -> int:
+        """Press ``key`` on the dialog whose screen shows ``dialog``, and wait until the dialog
+        has left the screen; the presses it took. Under load the TUI can drop a key pressed as
+        its dialog draws (seen with four workers: a "y" on the approval, then no PostToolUse in
+        30 s), as a person sees nothing happen and presses again: pressed again only while that
+        dialog is still on screen, RETYPES times at most."""
+        for presses in range(1, RETYPES + 1):
+            self.send_keys(key)
+            try:
+                wait_until(
+                    lambda: dialog not in self.capture(),
+                    REPRESS_AFTER,
+                    describe=f"the dialog {dialog!r} gone after {key!r}",
+                )
+                return presses
+            except TimeoutError:
+                continue
+        raise HarnessError(f"{key!r} pressed {RETYPES} times; the dialog {dialog!r} stays")
 
     def type_text(self, text: str) -> None:
         """Type ``text`` literally (``send-keys -l``), no Enter."""

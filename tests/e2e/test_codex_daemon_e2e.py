@@ -183,7 +183,7 @@ def test_approvals_are_needs_input_then_busy_when_approved_then_review(
         sees_the_dialog(pane)
         mark = feed.mark()
         pressed = time.time()
-        pane.send_keys("y")
+        pane.answer_dialog("y")
         busy = feed.wait_state(sid, "busy", since=mark)
         measured("codex_approval_to_busy", busy.wall - pressed)
         feed.wait_state(sid, "review", since=mark, timeout=30)

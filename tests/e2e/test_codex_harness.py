@@ -78,7 +78,7 @@ def test_run_shows_the_approval_dialog_and_y_approves(
     assert "Yes, proceed (y)" in screen
     assert ACTION_REQUIRED in pane.title()
     assert not (codex_home.project / "approved.txt").exists()
-    pane.send_keys("y")
+    pane.answer_dialog("y")
     stop = codex_hook_log.wait_for("Stop")
     assert (codex_home.project / "approved.txt").is_file()
     assert stop.get("last_assistant_message") == DONE_ANSWER

@@ -132,7 +132,7 @@ def test_fake_records_what_codex_sent(
     pane = start_codex()
     pane.send_text("RUN:true")
     pane.wait_for_screen(APPROVAL_QUESTION)
-    pane.send_keys("y")
+    pane.answer_dialog("y")
     codex_hook_log.wait_for("Stop")
     first, follow_up = fake_responses.turn_requests()
     assert (first.last_user_text, first.after_tool) == ("RUN:true", False)
