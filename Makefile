@@ -17,8 +17,10 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# setuptools' notice on every editable install (the checkout's purplemux/ folder is the package,
+# as meant) is not for a person to act on: silenced by its text, nothing else.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install -q -e '.[test]'
 	touch $@
 
 setup: $(VENV)/.installed
