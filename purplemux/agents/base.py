@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from purplemux.agents.facts import Facts
+from purplemux.core import events as ev
 from purplemux.core.checks import Check
 from purplemux.core.events import Event
 from purplemux.core.limits import Reading
@@ -134,9 +135,16 @@ class Daemon(Protocol):
 
 Part = Callable[[Daemon], Coroutine[Any, Any, None]]
 """A long-running source: run (and restarted) by the supervisor for the daemon's life."""
-Judge = Callable[[Session, float], Event | None]
-"""(a session left `unknown` by a restart, now) -> the evidence of its state, as one event; None:
-another source judges it (blocking: it may read a file)."""
+Judge = Callable[[Sequence[Session], float], list[Event]]
+"""(the agent's sessions left `unknown` by a restart, now) -> the evidence of their states, an
+event each; a session with none is judged by another source (blocking: it may read files)."""
+
+
+def settled(session: Session, now: float) -> Event:
+    """A session with nothing left to say it is busy, as the judge's event: idle."""
+    return ev.StatusIdle(
+        session_id=session.id, at=now, id=f"recover:{session.id}:{now}", source=ev.Source.DAEMON
+    )
 
 
 @dataclass(frozen=True, slots=True)

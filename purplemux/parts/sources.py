@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from purplemux.agents import registry
-from purplemux.agents.base import Live
-from purplemux.core import events as ev
-from purplemux.core.events import Event, Source
+from purplemux.agents.base import Live, settled
+from purplemux.core.events import Event
 from purplemux.core.model import Session, State
 from purplemux.daemon.runtime import Runtime
 from purplemux.io.settings import Settings
@@ -173,12 +172,14 @@ async def recovery(rt: Runtime, lives: Mapping[str, Live]) -> None:
                 for s in list(rt.engine.sessions.values())
                 if s.state is State.UNKNOWN and not s.ended
             ]
-            judged = 0
+            by_agent: dict[str, list[Session]] = {}
             for session in unknown:
-                live = lives.get(session.agent)
+                by_agent.setdefault(session.agent, []).append(session)
+            judged = 0
+            for agent, sessions in by_agent.items():
+                live = lives.get(agent)
                 judge = live.judge if live is not None else _idle
-                event = await asyncio.to_thread(judge, session, time.time())
-                if event is not None:
+                for event in await asyncio.to_thread(judge, sessions, time.time()):
                     judged += 1
                     rt.engine.post(event, live=False)
             if judged:
@@ -189,11 +190,9 @@ async def recovery(rt: Runtime, lives: Mapping[str, Live]) -> None:
         unsubscribe()
 
 
-def _idle(session: Session, now: float) -> Event:
-    """An unknown session of an agent with no live sources here: nothing says it is busy."""
-    return ev.StatusIdle(
-        session_id=session.id, at=now, id=f"recover:{session.id}:{now}", source=Source.DAEMON
-    )
+def _idle(sessions: Sequence[Session], now: float) -> list[Event]:
+    """Unknown sessions of an agent with no live sources here: nothing says they are busy."""
+    return [settled(s, now) for s in sessions]
 
 
 def parts(settings: Settings) -> list[Part]:

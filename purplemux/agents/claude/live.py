@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,15 +52,20 @@ def live(settings: Settings, files: Files | None = None) -> Live:
     async def processes_part(rt: Daemon) -> None:
         await _processes(rt, watched)
 
-    def judge_part(session: Session, now: float) -> Event | None:
-        found = {sf.session_id: sf for sf in watched.known().values()}
-        # Read only under the session's own account's projects/.
-        root = projects.get(session.account or "", first)
-        return judge(session, found.get(session.id), now, root)
+    def judge_all(sessions: Sequence[Session], now: float) -> list[Event]:
+        found = {sf.session_id: sf for sf in watched.known().values()}  # once for them all
+        out = []
+        for session in sessions:
+            # Read only under the session's own account's projects/.
+            root = projects.get(session.account or "", first)
+            event = judge(session, found.get(session.id), now, root)
+            if event is not None:
+                out.append(event)
+        return out
 
     files_part.__name__ = "session_files"
     processes_part.__name__ = "processes"
-    return Live(parts=(files_part, claude_jobs, processes_part), judge=judge_part)
+    return Live(parts=(files_part, claude_jobs, processes_part), judge=judge_all)
 
 
 def session_files(settings: Settings) -> SessionFiles:

@@ -9,10 +9,10 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from purplemux.agents.base import Daemon, Live
+from purplemux.agents.base import Daemon, Live, settled
 from purplemux.agents.codex.pane_watch import (
     REFERENCES,
     TITLE_FORMAT,
@@ -22,8 +22,7 @@ from purplemux.agents.codex.pane_watch import (
     title_watch,
 )
 from purplemux.agents.facts import CODEX
-from purplemux.core import events as ev
-from purplemux.core.events import Event, Source
+from purplemux.core.events import Event
 from purplemux.core.model import Session, State, TmuxLocation
 from purplemux.core.spread import spread
 from purplemux.io.exits import ExitWatch
@@ -52,14 +51,10 @@ def live(settings: Settings) -> Live:
     return Live(parts=(codex_panes,), judge=judge)
 
 
-def judge(session: Session, now: float) -> Event | None:
+def judge(sessions: Sequence[Session], now: float) -> list[Event]:
     """A Codex session in a pane is judged by its pane's title (codex_panes); one with none
     (its TUI gone while the daemon was down) has nothing left to say it is busy: idle."""
-    if session.tmux is not None:
-        return None
-    return ev.StatusIdle(
-        session_id=session.id, at=now, id=f"recover:{session.id}:{now}", source=Source.DAEMON
-    )
+    return [settled(s, now) for s in sessions if s.tmux is None]
 
 
 async def codex_panes(rt: Daemon) -> None:

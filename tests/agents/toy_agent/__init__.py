@@ -9,7 +9,7 @@ saying "busy" or "idle"; its hooks are Claude-shaped JSON (`hook_event_name`, `s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +100,8 @@ def live(settings: Settings) -> Live:
                         )
                     )
 
-    def judge(session: Session, now: float) -> Event | None:
-        return None  # its status files say, once its source has read them
+    def judge(sessions: Sequence[Session], now: float) -> list[Event]:
+        return []  # its status files say, once its source has read them
 
     return Live(parts=(toy_status,), judge=judge)
 
